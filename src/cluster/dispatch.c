@@ -1,0 +1,656 @@
+/*-------------------------------------------------------------------------
+ *
+ * dispatch.c
+ *	  Coordinator side of a gather: ship the fragment, watch the members,
+ *	  collect their instrumentation.
+ *
+ * Like a Gather launching parallel workers, a gather RECEIVE ships its
+ * fragment at the first fetch: one libpq connection per member (this one
+ * included, so the coordinator's query backend only runs the serial part
+ * of the plan), each running rdma_exchange.execute_fragment().  Rows come
+ * back through the transport; libpq carries only the fragment, errors and
+ * the instrumentation.  An error on any member is raised here naming it;
+ * an error or cancel here cancels every fragment (transaction callback).
+ * Connections are kept for the next fragment of the session.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/executor.h"
+#include "executor/instrument.h"
+#include "executor/nodeSubplan.h"
+#include "nodes/makefuncs.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+#include "cluster/dispatch.h"
+#include "cluster/fragment_msg.h"
+#include "cluster/metadata.h"
+#include "cluster/remote.h"
+#include "exec/exchange.h"
+#include "exec/exchange_state.h"
+#include "transport/transport.h"
+
+struct RxDispatch
+{
+	RxReceiveState *receive;
+	int			nmembers;
+	RxMember   *members;
+	const char *names[RX_MAX_MEMBERS];
+	RxPort	   *port;
+	RxHub	   *hub;
+	PGconn	   *conns[RX_MAX_MEMBERS];
+	bool		done[RX_MAX_MEMBERS];
+	char	   *reports[RX_MAX_MEMBERS];
+};
+
+/* settings a fragment must see as the coordinator sees them */
+static const char *const shipped_gucs[] = {
+	"DateStyle", "IntervalStyle", "TimeZone", "extra_float_digits",
+	"work_mem", "bytea_output", "lc_monetary", "lc_numeric", "lc_time",
+	"standard_conforming_strings", "enable_hashagg", "jit"
+};
+
+/*
+ * Connections of this session.  Idle ones wait for the next fragment (for
+ * the same user); busy ones are cancelled and closed on abort.  libpq
+ * objects are malloc'd, so they survive the transaction's memory.
+ */
+typedef struct PooledConn
+{
+	PGconn	   *conn;
+	char		member[NAMEDATALEN];
+	Oid			userid;
+	bool		busy;
+} PooledConn;
+
+#define MAX_POOLED 64
+static PooledConn pool[MAX_POOLED];
+static int	npool = 0;
+static bool callback_registered = false;
+
+static void
+pool_drop(int i)
+{
+	PQfinish(pool[i].conn);
+	pool[i] = pool[--npool];
+}
+
+static void
+dispatch_xact_callback(XactEvent event, void *arg)
+{
+	if (event != XACT_EVENT_ABORT && event != XACT_EVENT_PARALLEL_ABORT)
+		return;
+	/* every fragment still running belongs to the failed query: cancel it */
+	for (int i = npool - 1; i >= 0; i--)
+	{
+		if (!pool[i].busy)
+			continue;
+		if (PQtransactionStatus(pool[i].conn) == PQTRANS_ACTIVE)
+		{
+			PGcancel   *cancel = PQgetCancel(pool[i].conn);
+			char		errbuf[256];
+
+			if (cancel)
+			{
+				(void) PQcancel(cancel, errbuf, sizeof(errbuf));
+				PQfreeCancel(cancel);
+			}
+		}
+		pool_drop(i);
+	}
+}
+
+static PGconn *
+pool_get(const RxMember *member)
+{
+	Oid			userid = GetUserId();
+
+	if (!callback_registered)
+	{
+		RegisterXactCallback(dispatch_xact_callback, NULL);
+		callback_registered = true;
+	}
+	for (int i = 0; i < npool; i++)
+	{
+		if (!pool[i].busy && pool[i].userid == userid &&
+			strcmp(pool[i].member, member->name) == 0)
+		{
+			if (PQstatus(pool[i].conn) != CONNECTION_OK ||
+				PQtransactionStatus(pool[i].conn) != PQTRANS_IDLE)
+			{
+				pool_drop(i);
+				i--;
+				continue;
+			}
+			pool[i].busy = true;
+			return pool[i].conn;
+		}
+	}
+	if (npool == MAX_POOLED)
+	{
+		/* make room: close an idle connection */
+		for (int i = 0; i < npool; i++)
+			if (!pool[i].busy)
+			{
+				pool_drop(i);
+				break;
+			}
+		if (npool == MAX_POOLED)
+			ereport(ERROR,
+					(errcode(ERRCODE_TOO_MANY_CONNECTIONS),
+					 errmsg("too many fragments in flight in one session")));
+	}
+	pool[npool].conn = rx_connect_member(member);
+	strlcpy(pool[npool].member, member->name, NAMEDATALEN);
+	pool[npool].userid = userid;
+	pool[npool].busy = true;
+	return pool[npool++].conn;
+}
+
+/* give a connection back: idle for reuse, or closed after trouble */
+static void
+pool_put(PGconn *conn, bool reusable)
+{
+	for (int i = 0; i < npool; i++)
+		if (pool[i].conn == conn)
+		{
+			if (reusable && PQtransactionStatus(conn) == PQTRANS_IDLE)
+				pool[i].busy = false;
+			else
+				pool_drop(i);
+			return;
+		}
+}
+
+/* ---------------------------------------------------------------------
+ * Building the fragment message
+ * ---------------------------------------------------------------------
+ */
+
+typedef struct FragmentScan
+{
+	Bitmapset  *rtis;
+	List	   *index_oids;
+} FragmentScan;
+
+static void
+scan_fragment(Plan *plan, FragmentScan *fs)
+{
+	if (plan == NULL)
+		return;
+	switch (nodeTag(plan))
+	{
+		case T_IndexScan:
+			fs->index_oids = list_append_unique_oid(fs->index_oids,
+													((IndexScan *) plan)->indexid);
+			break;
+		case T_IndexOnlyScan:
+			fs->index_oids = list_append_unique_oid(fs->index_oids,
+													((IndexOnlyScan *) plan)->indexid);
+			break;
+		case T_BitmapIndexScan:
+			fs->index_oids = list_append_unique_oid(fs->index_oids,
+													((BitmapIndexScan *) plan)->indexid);
+			break;
+		case T_BitmapAnd:
+			{
+				ListCell   *lc;
+
+				foreach(lc, ((BitmapAnd *) plan)->bitmapplans)
+					scan_fragment(lfirst(lc), fs);
+			}
+			break;
+		case T_BitmapOr:
+			{
+				ListCell   *lc;
+
+				foreach(lc, ((BitmapOr *) plan)->bitmapplans)
+					scan_fragment(lfirst(lc), fs);
+			}
+			break;
+		case T_Append:
+			{
+				ListCell   *lc;
+
+				foreach(lc, ((Append *) plan)->appendplans)
+					scan_fragment(lfirst(lc), fs);
+			}
+			break;
+		case T_SubqueryScan:
+			scan_fragment(((SubqueryScan *) plan)->subplan, fs);
+			break;
+		default:
+			break;
+	}
+	switch (nodeTag(plan))
+	{
+		case T_SeqScan:
+		case T_SampleScan:
+		case T_IndexScan:
+		case T_IndexOnlyScan:
+		case T_BitmapHeapScan:
+		case T_TidScan:
+		case T_TidRangeScan:
+			fs->rtis = bms_add_member(fs->rtis, ((Scan *) plan)->scanrelid);
+			break;
+		default:
+			break;
+	}
+	scan_fragment(plan->lefttree, fs);
+	scan_fragment(plan->righttree, fs);
+}
+
+static char *
+qualified_relname(Oid relid)
+{
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									  get_rel_name(relid));
+}
+
+/* range table as the members see it: only the fragment's relations */
+static List *
+fragment_rtable(List *rtable, Bitmapset *rtis, List **relnames, List **rolenames)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+	int			rti = 0;
+
+	foreach(lc, rtable)
+	{
+		RangeTblEntry *rte = copyObject(lfirst_node(RangeTblEntry, lc));
+		char	   *relname = NULL;
+		char	   *rolename = NULL;
+
+		rti++;
+		if (rte->rtekind == RTE_RELATION && bms_is_member(rti, rtis))
+		{
+			relname = qualified_relname(rte->relid);
+			if (OidIsValid(rte->checkAsUser))
+				rolename = GetUserNameFromId(rte->checkAsUser, false);
+			rte->relid = InvalidOid;
+		}
+		else if (rte->rtekind == RTE_RELATION)
+		{
+			/* a relation of the serial part: the member need not have it */
+			rte->rtekind = RTE_RESULT;
+			rte->relid = InvalidOid;
+			rte->requiredPerms = 0;
+			rte->checkAsUser = InvalidOid;
+			rte->selectedCols = rte->insertedCols = rte->updatedCols = NULL;
+		}
+		else
+		{
+			/* the executor does not look at these; do not ship stale OIDs */
+			rte->subquery = NULL;
+			rte->functions = NIL;
+			rte->tablefunc = NULL;
+			rte->values_lists = NIL;
+		}
+		rte->securityQuals = NIL;
+		result = lappend(result, rte);
+		*relnames = lappend(*relnames, relname ? makeString(relname) : NULL);
+		*rolenames = lappend(*rolenames, rolename ? makeString(rolename) : NULL);
+	}
+	return result;
+}
+
+/* values of the parameters the fragment uses: InitPlan results */
+static void
+fragment_params(RxReceiveState *r, Plan *fragment, EState *estate,
+				RxFragmentMsg *msg)
+{
+	ExprContext *econtext = r->css.ss.ps.ps_ExprContext;
+	int			paramid = -1;
+
+	while ((paramid = bms_next_member(fragment->extParam, paramid)) >= 0)
+	{
+		ParamExecData *prm = &econtext->ecxt_param_exec_vals[paramid];
+		Oid			type = list_nth_oid(estate->es_plannedstmt->paramExecTypes,
+										paramid);
+		int16		typlen;
+		bool		typbyval;
+		Datum		value;
+
+		if (prm->execPlan != NULL)
+			ExecSetParamPlan(prm->execPlan, econtext);
+		get_typlenbyval(type, &typlen, &typbyval);
+		value = prm->value;
+		if (!prm->isnull && typlen == -1)
+			value = PointerGetDatum(PG_DETOAST_DATUM_COPY(value));
+		msg->param_ids = lappend_int(msg->param_ids, paramid);
+		msg->param_values = lappend(msg->param_values,
+									makeConst(type, -1, InvalidOid, typlen,
+											  value, prm->isnull, typbyval));
+	}
+}
+
+static char *
+build_message(RxDispatch *d, RxReceiveState *r, uint64 query_id, uint64 token,
+			  int self)
+{
+	EState	   *estate = r->css.ss.ps.state;
+	PlannedStmt *top = estate->es_plannedstmt;
+	Plan	   *fragment = outerPlan(r->css.ss.ps.plan);
+	PlannedStmt *stmt = makeNode(PlannedStmt);
+	RxFragmentMsg msg;
+	FragmentScan fs = {0};
+	ListCell   *lc;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.query_id = query_id;
+	msg.token = token;
+	msg.coordinator = self;
+	msg.nmembers = d->nmembers;
+	for (int m = 0; m < d->nmembers; m++)
+	{
+		strlcpy(msg.fabric_addrs[m], d->members[m].fabric_addr, RX_FABRIC_ADDR_LEN);
+		strlcpy(msg.member_names[m], d->members[m].name, NAMEDATALEN);
+	}
+	msg.instrument_options = estate->es_instrument;
+
+	scan_fragment(fragment, &fs);
+	stmt->commandType = CMD_SELECT;
+	stmt->canSetTag = true;
+	stmt->planTree = fragment;
+	stmt->rtable = fragment_rtable(top->rtable, fs.rtis, &msg.relnames,
+								   &msg.rolenames);
+	/* fragments never contain SubPlans (the planner checks); keep positions */
+	foreach(lc, top->subplans)
+		stmt->subplans = lappend(stmt->subplans, NULL);
+	stmt->paramExecTypes = top->paramExecTypes;
+	stmt->stmt_location = -1;
+	msg.stmt = stmt;
+
+	foreach(lc, fs.index_oids)
+	{
+		msg.index_oids = lappend(msg.index_oids,
+								 makeString(psprintf("%u", lfirst_oid(lc))));
+		msg.index_names = lappend(msg.index_names,
+								  makeString(qualified_relname(lfirst_oid(lc))));
+	}
+	fragment_params(r, fragment, estate, &msg);
+	for (int i = 0; i < lengthof(shipped_gucs); i++)
+	{
+		msg.guc_names = lappend(msg.guc_names, makeString((char *) shipped_gucs[i]));
+		msg.guc_values = lappend(msg.guc_values,
+								 makeString(GetConfigOptionByName(shipped_gucs[i],
+																  NULL, false)));
+	}
+	return rx_fragment_encode(&msg);
+}
+
+/* ---------------------------------------------------------------------
+ * Running
+ * ---------------------------------------------------------------------
+ */
+
+RxDispatch *
+rx_dispatch_start(RxReceiveState *r)
+{
+	RxDispatch *d = palloc0(sizeof(RxDispatch));
+	RxPortSpec spec;
+	int			self;
+	uint64		query_id;
+	uint64		token;
+	char	   *message;
+
+	d->receive = r;
+	d->nmembers = rx_get_members(&d->members);
+	self = rx_self_member_index();
+	if (d->nmembers == 0 || self < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("this server is not a member of an rdma_exchange cluster"),
+				 errhint("Add every member, this one included, with rdma_exchange.add_node().")));
+	if (!pg_strong_random(&query_id, sizeof(query_id)) ||
+		!pg_strong_random(&token, sizeof(token)))
+		elog(ERROR, "could not generate a random query id");
+
+	memset(&spec, 0, sizeof(spec));
+	spec.query_id = query_id;
+	spec.token = token;
+	spec.self = self;
+	spec.nmembers = d->nmembers;
+	for (int m = 0; m < d->nmembers; m++)
+	{
+		strlcpy(spec.fabric_addrs[m], d->members[m].fabric_addr, RX_FABRIC_ADDR_LEN);
+		strlcpy(spec.member_names[m], d->members[m].name, NAMEDATALEN);
+		d->names[m] = d->members[m].name;
+	}
+	spec.nrecv = 1;
+	spec.recv_exchange_ids[0] = r->info.exchange_id;
+	spec.nsend = 0;
+
+	message = build_message(d, r, query_id, token, self);
+
+	/* the port first: rows may arrive as soon as the first member starts */
+	d->port = rx_port_open(&spec);
+	d->hub = rx_hub_create(d->port, self, d->nmembers, d->names);
+
+	for (int m = 0; m < d->nmembers; m++)
+	{
+		const char *values[1] = {message};
+
+		d->conns[m] = pool_get(&d->members[m]);
+		if (!PQsendQueryParams(d->conns[m],
+							   "SELECT rdma_exchange.execute_fragment($1)",
+							   1, NULL, values, NULL, NULL, 0))
+			rx_report_remote_error(ERROR, d->conns[m], NULL, d->members[m].name,
+								   psprintf("could not send the fragment of exchange %d",
+											r->info.exchange_id));
+	}
+	return d;
+}
+
+RxHub *
+rx_dispatch_hub(RxDispatch *d)
+{
+	return d->hub;
+}
+
+/* take the result of a finished fragment; errors name the member */
+static void
+dispatch_take_result(RxDispatch *d, int m, PGresult *res)
+{
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+	{
+		PG_TRY();
+		{
+			rx_report_remote_error(ERROR, d->conns[m], res, d->members[m].name,
+								   psprintf("fragment of exchange %d failed",
+											d->receive->info.exchange_id));
+		}
+		PG_FINALLY();
+		{
+			PQclear(res);
+		}
+		PG_END_TRY();
+	}
+	if (PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
+		d->reports[m] = pstrdup(PQgetvalue(res, 0, 0));
+	PQclear(res);
+}
+
+/*
+ * Non-blocking look at every member's connection: a fragment that failed
+ * (or a member that went away) raises its error now, not at the end.
+ */
+void
+rx_dispatch_check(RxDispatch *d)
+{
+	for (int m = 0; m < d->nmembers; m++)
+	{
+		PGconn	   *conn = d->conns[m];
+
+		if (d->done[m])
+			continue;
+		if (!PQconsumeInput(conn))
+			rx_report_remote_error(ERROR, conn, NULL, d->members[m].name,
+								   psprintf("lost the connection running the fragment of exchange %d",
+											d->receive->info.exchange_id));
+		while (!PQisBusy(conn))
+		{
+			PGresult   *res = PQgetResult(conn);
+
+			if (res == NULL)
+			{
+				d->done[m] = true;
+				break;
+			}
+			dispatch_take_result(d, m, res);
+		}
+	}
+}
+
+static bool
+collect_plan_states(PlanState *ps, void *context)
+{
+	List	  **l = (List **) context;
+
+	if (ps == NULL)
+		return false;
+	*l = lappend(*l, ps);
+	return planstate_tree_walker(ps, collect_plan_states, context);
+}
+
+/* the lines of one member's report into the coordinator's plan states */
+static void
+merge_report(RxDispatch *d, int member, const char *report, List *states)
+{
+	const char *line = report;
+
+	while (line && *line)
+	{
+		int			id;
+		char		kind;
+
+		if (sscanf(line, "%c %d", &kind, &id) == 2)
+		{
+			ListCell   *lc;
+
+			foreach(lc, states)
+			{
+				PlanState  *ps = lfirst(lc);
+
+				if (ps->plan->plan_node_id != id)
+					continue;
+				if (kind == 'N' && ps->instrument)
+				{
+					Instrumentation add;
+					double		startup,
+								total,
+								ntuples,
+								ntuples2,
+								nloops,
+								nf1,
+								nf2;
+
+					memset(&add, 0, sizeof(add));
+					if (sscanf(line, "N %*d %lf %lf %lf %lf %lf %lf %lf",
+							   &startup, &total, &ntuples, &ntuples2, &nloops,
+							   &nf1, &nf2) != 7)
+						break;
+					add.startup = startup;
+					add.total = total;
+					add.ntuples = ntuples;
+					add.ntuples2 = ntuples2;
+					add.nloops = nloops;
+					add.nfiltered1 = nf1;
+					add.nfiltered2 = nf2;
+					InstrAggNode(ps->instrument, &add);
+					if (ps->worker_instrument == NULL)
+					{
+						ps->worker_instrument =
+							MemoryContextAllocZero(ps->state->es_query_cxt,
+												   offsetof(WorkerInstrumentation, instrument) +
+												   d->nmembers * sizeof(Instrumentation));
+						ps->worker_instrument->num_workers = d->nmembers;
+					}
+					InstrAggNode(&ps->worker_instrument->instrument[member], &add);
+				}
+				else if (kind == 'X' &&
+						 (rx_is_shuffle(ps->plan) || rx_is_receive(ps->plan)))
+				{
+					RxExchangeNodeStats *st = rx_is_shuffle(ps->plan)
+						? &((RxShuffleState *) ps)->stats
+						: &((RxReceiveState *) ps)->stats;
+					RxMemberStats *ms = &st->member[member];
+					unsigned long long v[7];
+
+					if (sscanf(line, "X %*d %llu %llu %llu %lf %llu %llu %llu %lf %llu",
+							   &v[0], &v[1], &v[2], &ms->sent.wait_ms,
+							   &v[3], &v[4], &v[5], &ms->recv.wait_ms, &v[6]) != 9)
+						break;
+					ms->sent.rows = v[0];
+					ms->sent.bytes = v[1];
+					ms->sent.msgs = v[2];
+					ms->recv.rows = v[3];
+					ms->recv.bytes = v[4];
+					ms->recv.msgs = v[5];
+					ms->retransmits = v[6];
+					st->valid = true;
+					st->nmembers = d->nmembers;
+					for (int m = 0; m < d->nmembers; m++)
+						strlcpy(st->member_names[m], d->members[m].name, NAMEDATALEN);
+				}
+				break;
+			}
+		}
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+}
+
+void
+rx_dispatch_finish(RxDispatch *d, bool stop)
+{
+	RxReceiveState *r = d->receive;
+	List	   *states = NIL;
+	RxHubCounters counters[RX_MAX_MEMBERS];
+
+	if (stop)
+		rx_request_stop(d->port, r->info.exchange_id);
+
+	for (int m = 0; m < d->nmembers; m++)
+	{
+		PGresult   *res;
+
+		if (d->done[m])
+			continue;
+		while ((res = rx_get_result(d->conns[m], d->members[m].name)) != NULL)
+			dispatch_take_result(d, m, res);
+		d->done[m] = true;
+	}
+
+	/* the coordinator's own view of the exchange */
+	rx_hub_counters(d->hub, r->info.exchange_id, false, counters);
+	r->stats.valid = true;
+	r->stats.nmembers = d->nmembers;
+	for (int m = 0; m < d->nmembers; m++)
+	{
+		strlcpy(r->stats.member_names[m], d->members[m].name, NAMEDATALEN);
+		r->stats.member[m].recv = counters[m];
+	}
+
+	/* every member's instrumentation into the fragment's plan states */
+	(void) collect_plan_states(outerPlanState(r), &states);
+	for (int m = 0; m < d->nmembers; m++)
+		if (d->reports[m])
+			merge_report(d, m, d->reports[m], states);
+
+	for (int m = 0; m < d->nmembers; m++)
+		pool_put(d->conns[m], true);
+	rx_port_close(d->port);
+	d->port = NULL;
+}
+

@@ -1,0 +1,36 @@
+/*-------------------------------------------------------------------------
+ *
+ * dispatch.h
+ *	  Shipping plan fragments to the members and running them there.
+ *
+ * Coordinator side: a gather RECEIVE, at its first fetch, serializes the
+ * fragment below it, signs it with the cluster key and sends it over libpq
+ * to every member (this one included), then receives the rows through its
+ * own transport port.  Member side: rdma_exchange.execute_fragment()
+ * checks the signature, maps relations and indexes to local OIDs by name,
+ * runs the fragment with the session user's rights and its own snapshot,
+ * and returns the instrumentation that EXPLAIN ANALYZE shows on the
+ * coordinator.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef RX_DISPATCH_H
+#define RX_DISPATCH_H
+
+#include "exec/exchange_state.h"
+#include "exec/hub.h"
+
+typedef struct RxDispatch RxDispatch;
+
+/* coordinator side */
+extern RxDispatch *rx_dispatch_start(RxReceiveState *receive);
+extern RxHub *rx_dispatch_hub(RxDispatch *dispatch);
+extern void rx_dispatch_check(RxDispatch *dispatch);
+extern void rx_dispatch_finish(RxDispatch *dispatch, bool stop);
+
+/* member side: the fragment this backend runs, if any */
+extern RxHub *rx_fragment_hub(void);
+extern int	rx_fragment_coordinator(void);
+extern bool rx_in_fragment(void);
+
+#endif							/* RX_DISPATCH_H */

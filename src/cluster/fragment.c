@@ -1,0 +1,382 @@
+/*-------------------------------------------------------------------------
+ *
+ * fragment.c
+ *	  Member side of a gather: rdma_exchange.execute_fragment().
+ *
+ * The function is not callable by PUBLIC, and it parses nothing before
+ * the fragment's signature checked out.  Relations and indexes are found
+ * by qualified name and locked here, permissions are checked as for any
+ * query of the session user (ExecCheckRTPerms in ExecutorStart), the
+ * snapshot is this backend's own, and only plain read-only plans run.
+ * The result is a text report of the instrumentation (one line per plan
+ * node, one per exchange node), empty unless the coordinator runs
+ * EXPLAIN ANALYZE.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "executor/executor.h"
+#include "executor/instrument.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "storage/lmgr.h"
+#include "tcop/dest.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/regproc.h"
+#include "utils/snapmgr.h"
+#include "utils/varlena.h"
+
+#include "cluster/dispatch.h"
+#include "cluster/fragment_msg.h"
+#include "cluster/metadata.h"
+#include "exec/exchange.h"
+#include "exec/exchange_state.h"
+#include "transport/transport.h"
+
+PG_FUNCTION_INFO_V1(rx_execute_fragment);
+
+/* the fragment this backend is running */
+static RxHub *current_hub = NULL;
+static int	current_coordinator = -1;
+
+RxHub *
+rx_fragment_hub(void)
+{
+	return current_hub;
+}
+
+int
+rx_fragment_coordinator(void)
+{
+	return current_coordinator;
+}
+
+bool
+rx_in_fragment(void)
+{
+	return current_hub != NULL;
+}
+
+static Oid
+lookup_relation(const char *qualified, LOCKMODE lockmode, const char *what)
+{
+	List	   *names = stringToQualifiedNameList(qualified);
+
+	return RangeVarGetRelid(makeRangeVarFromNameList(names), lockmode, false);
+}
+
+/* index OIDs of the coordinator to ours */
+static Oid
+map_index(RxFragmentMsg *msg, Oid old)
+{
+	ListCell   *a,
+			   *b;
+
+	forboth(a, msg->index_oids, b, msg->index_names)
+	{
+		if (strtoul(strVal(lfirst(a)), NULL, 10) == old)
+			return lookup_relation(strVal(lfirst(b)), NoLock, "index");
+	}
+	elog(ERROR, "plan fragment refers to an index it did not name");
+	return InvalidOid;
+}
+
+typedef struct FragmentWalk
+{
+	RxFragmentMsg *msg;
+	List	   *recv_ids;
+	List	   *send_ids;
+} FragmentWalk;
+
+/* remap indexes, check the plan is read-only, find the exchanges */
+static void
+walk_fragment(Plan *plan, FragmentWalk *w)
+{
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return;
+	check_stack_depth();
+	switch (nodeTag(plan))
+	{
+		case T_IndexScan:
+			((IndexScan *) plan)->indexid = map_index(w->msg, ((IndexScan *) plan)->indexid);
+			break;
+		case T_IndexOnlyScan:
+			((IndexOnlyScan *) plan)->indexid = map_index(w->msg, ((IndexOnlyScan *) plan)->indexid);
+			break;
+		case T_BitmapIndexScan:
+			((BitmapIndexScan *) plan)->indexid = map_index(w->msg, ((BitmapIndexScan *) plan)->indexid);
+			break;
+		case T_BitmapAnd:
+			foreach(lc, ((BitmapAnd *) plan)->bitmapplans)
+				walk_fragment(lfirst(lc), w);
+			break;
+		case T_BitmapOr:
+			foreach(lc, ((BitmapOr *) plan)->bitmapplans)
+				walk_fragment(lfirst(lc), w);
+			break;
+		case T_Append:
+			foreach(lc, ((Append *) plan)->appendplans)
+				walk_fragment(lfirst(lc), w);
+			break;
+		case T_SubqueryScan:
+			walk_fragment(((SubqueryScan *) plan)->subplan, w);
+			break;
+		case T_ModifyTable:
+		case T_LockRows:
+		case T_Gather:
+		case T_GatherMerge:
+			ereport(ERROR,
+					(errcode(ERRCODE_PROTOCOL_VIOLATION),
+					 errmsg("plan fragment contains a node that fragments may not contain")));
+			break;
+		case T_CustomScan:
+			if (rx_is_shuffle(plan))
+			{
+				RxShuffleInfo info;
+
+				rx_shuffle_info((CustomScan *) plan, &info);
+				w->send_ids = lappend_int(w->send_ids, info.exchange_id);
+			}
+			else if (rx_is_receive(plan))
+			{
+				RxReceiveInfo info;
+
+				rx_receive_info((CustomScan *) plan, &info);
+				w->recv_ids = lappend_int(w->recv_ids, info.exchange_id);
+			}
+			else
+				ereport(ERROR,
+						(errcode(ERRCODE_PROTOCOL_VIOLATION),
+						 errmsg("plan fragment contains a foreign custom scan")));
+			break;
+		default:
+			break;
+	}
+	walk_fragment(plan->lefttree, w);
+	walk_fragment(plan->righttree, w);
+}
+
+static void
+report_node(PlanState *ps, StringInfo out)
+{
+	Instrumentation *in = ps->instrument;
+
+	if (in == NULL)
+		return;
+	InstrEndLoop(in);
+	appendStringInfo(out, "N %d %.6f %.6f %.0f %.0f %.0f %.0f %.0f\n",
+					 ps->plan->plan_node_id, in->startup, in->total,
+					 in->ntuples, in->ntuples2, in->nloops,
+					 in->nfiltered1, in->nfiltered2);
+}
+
+static void
+report_exchange(PlanState *ps, RxPort *port, int nmembers, StringInfo out)
+{
+	RxHubCounters per[RX_MAX_MEMBERS];
+	RxStreamStats tstats[RX_MAX_MEMBERS];
+	RxHubCounters sent = {0},
+				recv = {0};
+	uint64		retransmits = 0;
+	int			exchange_id;
+	bool		is_shuffle = rx_is_shuffle(ps->plan);
+
+	if (is_shuffle)
+		exchange_id = ((RxShuffleState *) ps)->info.exchange_id;
+	else
+		exchange_id = ((RxReceiveState *) ps)->info.exchange_id;
+
+	rx_hub_counters(current_hub, exchange_id, is_shuffle, per);
+	for (int m = 0; m < nmembers; m++)
+	{
+		RxHubCounters *t = is_shuffle ? &sent : &recv;
+
+		t->rows += per[m].rows;
+		t->bytes += per[m].bytes;
+		t->msgs += per[m].msgs;
+		t->wait_ms += per[m].wait_ms;
+	}
+	if (!is_shuffle)
+		recv.wait_ms = ((RxReceiveState *) ps)->data_wait_ms;
+	if (is_shuffle)
+	{
+		rx_exchange_stats(port, exchange_id, true, tstats);
+		for (int m = 0; m < nmembers; m++)
+			retransmits += tstats[m].retransmits;
+	}
+	appendStringInfo(out, "X %d %llu %llu %llu %.3f %llu %llu %llu %.3f %llu\n",
+					 ps->plan->plan_node_id,
+					 (unsigned long long) sent.rows, (unsigned long long) sent.bytes,
+					 (unsigned long long) sent.msgs, sent.wait_ms,
+					 (unsigned long long) recv.rows, (unsigned long long) recv.bytes,
+					 (unsigned long long) recv.msgs, recv.wait_ms,
+					 (unsigned long long) retransmits);
+}
+
+typedef struct ReportContext
+{
+	StringInfo	out;
+	RxPort	   *port;
+	int			nmembers;
+} ReportContext;
+
+static bool
+report_walker(PlanState *ps, void *context)
+{
+	ReportContext *rc = (ReportContext *) context;
+
+	if (ps == NULL)
+		return false;
+	report_node(ps, rc->out);
+	if (rx_is_shuffle(ps->plan) || rx_is_receive(ps->plan))
+		report_exchange(ps, rc->port, rc->nmembers, rc->out);
+	return planstate_tree_walker(ps, report_walker, context);
+}
+
+Datum
+rx_execute_fragment(PG_FUNCTION_ARGS)
+{
+	char	   *message = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	RxFragmentMsg *msg;
+	RxMember   *members;
+	int			nmembers;
+	int			self;
+	PlannedStmt *stmt;
+	FragmentWalk w = {0};
+	RxPortSpec spec;
+	RxPort	   *port;
+	QueryDesc  *qd;
+	StringInfoData report;
+	ListCell   *a,
+			   *b;
+	int			rti;
+	int			save_nestlevel;
+
+	if (current_hub != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a plan fragment cannot start another fragment")));
+
+	msg = rx_fragment_decode(message);
+	stmt = msg->stmt;
+
+	/* the member lists must agree, or rows would go to the wrong member */
+	nmembers = rx_get_members(&members);
+	self = rx_self_member_index();
+	if (self < 0 || nmembers != msg->nmembers)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cluster membership differs between this member and the coordinator \"%s\"",
+						msg->member_names[msg->coordinator]),
+				 errdetail("The coordinator lists %d members, this member lists %d%s.",
+						   msg->nmembers, nmembers,
+						   self < 0 ? " and is not one of them" : ""),
+				 errhint("Add and remove members on one member only; it pushes the list to all.")));
+	for (int m = 0; m < nmembers; m++)
+		if (strcmp(members[m].fabric_addr, msg->fabric_addrs[m]) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("member %d is \"%s\" on the coordinator but \"%s\" here",
+							m, msg->fabric_addrs[m], members[m].fabric_addr)));
+
+	save_nestlevel = NewGUCNestLevel();
+	forboth(a, msg->guc_names, b, msg->guc_values)
+		(void) set_config_option(strVal(lfirst(a)), strVal(lfirst(b)),
+								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+								 true, 0, false);
+
+	/* relations by name, locked as the coordinator locked them */
+	rti = 0;
+	forboth(a, msg->relnames, b, msg->rolenames)
+	{
+		RangeTblEntry *rte = list_nth_node(RangeTblEntry, stmt->rtable, rti);
+
+		rti++;
+		if (lfirst(a) == NULL)
+			continue;
+		rte->relid = lookup_relation(strVal(lfirst(a)), rte->rellockmode, "relation");
+		rte->checkAsUser = lfirst(b) ? get_role_oid(strVal(lfirst(b)), false)
+			: InvalidOid;
+	}
+	w.msg = msg;
+	walk_fragment(stmt->planTree, &w);
+
+	memset(&spec, 0, sizeof(spec));
+	spec.query_id = msg->query_id;
+	spec.token = msg->token;
+	spec.self = self;
+	spec.nmembers = nmembers;
+	for (int m = 0; m < nmembers; m++)
+	{
+		strlcpy(spec.fabric_addrs[m], msg->fabric_addrs[m], RX_FABRIC_ADDR_LEN);
+		strlcpy(spec.member_names[m], msg->member_names[m], NAMEDATALEN);
+	}
+	if (list_length(w.recv_ids) > RX_MAX_EXCHANGES ||
+		list_length(w.send_ids) > RX_MAX_EXCHANGES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a plan fragment may take part in at most %d exchanges",
+						RX_MAX_EXCHANGES)));
+	foreach(a, w.recv_ids)
+		spec.recv_exchange_ids[spec.nrecv++] = lfirst_int(a);
+	foreach(a, w.send_ids)
+		spec.send_exchange_ids[spec.nsend++] = lfirst_int(a);
+
+	port = rx_port_open(&spec);
+	initStringInfo(&report);
+	PG_TRY();
+	{
+		const char **names = palloc(sizeof(char *) * nmembers);
+
+		for (int m = 0; m < nmembers; m++)
+			names[m] = pstrdup(msg->member_names[m]);
+		current_hub = rx_hub_create(port, self, nmembers, names);
+		current_coordinator = msg->coordinator;
+
+		qd = CreateQueryDesc(stmt, "rdma_exchange fragment",
+							 GetActiveSnapshot(), InvalidSnapshot,
+							 None_Receiver, NULL, NULL,
+							 msg->instrument_options);
+		ExecutorStart(qd, 0);
+
+		/* InitPlan values computed on the coordinator */
+		forboth(a, msg->param_ids, b, msg->param_values)
+		{
+			ParamExecData *prm = &qd->estate->es_param_exec_vals[lfirst_int(a)];
+			Const	   *c = lfirst_node(Const, b);
+
+			prm->execPlan = NULL;
+			prm->value = c->constvalue;
+			prm->isnull = c->constisnull;
+		}
+
+		ExecutorRun(qd, ForwardScanDirection, 0, true);
+		ExecutorFinish(qd);
+		if (msg->instrument_options)
+		{
+			ReportContext rc = {&report, port, nmembers};
+
+			(void) report_walker(qd->planstate, &rc);
+		}
+		ExecutorEnd(qd);
+		FreeQueryDesc(qd);
+	}
+	PG_FINALLY();
+	{
+		current_hub = NULL;
+		current_coordinator = -1;
+	}
+	PG_END_TRY();
+	rx_port_close(port);
+	AtEOXact_GUC(true, save_nestlevel);
+
+	PG_RETURN_TEXT_P(cstring_to_text(report.data));
+}

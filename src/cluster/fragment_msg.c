@@ -1,0 +1,164 @@
+/*-------------------------------------------------------------------------
+ *
+ * fragment_msg.c
+ *	  Encoding, signing, verifying and decoding fragment messages.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/cryptohash.h"
+#include "common/hmac.h"
+#include "common/sha2.h"
+#include "nodes/readfuncs.h"
+#include "nodes/value.h"
+
+#include "cluster/fragment_msg.h"
+
+#define RX_FRAGMENT_MAGIC "rdma_exchange fragment v1"
+
+static void
+require_cluster_key(void)
+{
+	if (rx_cluster_key == NULL || rx_cluster_key[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
+				 errmsg("rdma_exchange.cluster_key is not set"),
+				 errdetail("Plan fragments are signed with a key shared by the members."),
+				 errhint("Set rdma_exchange.cluster_key to the same secret on every member and reload.")));
+}
+
+/* hex HMAC-SHA256 of data; buf must hold 2 * PG_SHA256_DIGEST_LENGTH + 1 */
+static void
+sign(const char *data, size_t len, char *buf)
+{
+	pg_hmac_ctx *ctx = pg_hmac_create(PG_SHA256);
+	uint8		digest[PG_SHA256_DIGEST_LENGTH];
+
+	if (ctx == NULL ||
+		pg_hmac_init(ctx, (const uint8 *) rx_cluster_key, strlen(rx_cluster_key)) < 0 ||
+		pg_hmac_update(ctx, (const uint8 *) data, len) < 0 ||
+		pg_hmac_final(ctx, digest, sizeof(digest)) < 0)
+		elog(ERROR, "could not compute HMAC of plan fragment: %s",
+			 ctx ? pg_hmac_error(ctx) : "out of memory");
+	pg_hmac_free(ctx);
+	for (int i = 0; i < PG_SHA256_DIGEST_LENGTH; i++)
+		sprintf(buf + 2 * i, "%02x", digest[i]);
+}
+
+static List *
+string_list(char (*strings)[RX_FABRIC_ADDR_LEN], int n)
+{
+	List	   *l = NIL;
+
+	for (int i = 0; i < n; i++)
+		l = lappend(l, makeString(pstrdup(strings[i])));
+	return l;
+}
+
+char *
+rx_fragment_encode(RxFragmentMsg *msg)
+{
+	List	   *names = NIL;
+	List	   *body;
+	char	   *text;
+	char		sig[2 * PG_SHA256_DIGEST_LENGTH + 1];
+
+	require_cluster_key();
+	for (int i = 0; i < msg->nmembers; i++)
+		names = lappend(names, makeString(pstrdup(msg->member_names[i])));
+	body = list_make5(makeString(RX_FRAGMENT_MAGIC),
+					  makeString(psprintf(UINT64_FORMAT, msg->query_id)),
+					  makeString(psprintf(UINT64_FORMAT, msg->token)),
+					  makeInteger(msg->coordinator),
+					  makeInteger(msg->instrument_options));
+	body = lappend(body, string_list(msg->fabric_addrs, msg->nmembers));
+	body = lappend(body, names);
+	body = lappend(body, msg->stmt);
+	body = lappend(body, msg->relnames);
+	body = lappend(body, msg->rolenames);
+	body = lappend(body, msg->index_oids);
+	body = lappend(body, msg->index_names);
+	body = lappend(body, msg->param_ids);
+	body = lappend(body, msg->param_values);
+	body = lappend(body, msg->guc_names);
+	body = lappend(body, msg->guc_values);
+	text = nodeToString(body);
+	sign(text, strlen(text), sig);
+	return psprintf("%s:%s", sig, text);
+}
+
+static uint64
+parse_uint64(Node *n)
+{
+	return strtou64(strVal(n), NULL, 10);
+}
+
+RxFragmentMsg *
+rx_fragment_decode(const char *text)
+{
+	const char *colon = strchr(text, ':');
+	char		sig[2 * PG_SHA256_DIGEST_LENGTH + 1];
+	int			diff = 0;
+	List	   *body;
+	RxFragmentMsg *msg;
+	List	   *addrs,
+			   *names;
+	int			i;
+	ListCell   *lc;
+
+	require_cluster_key();
+	if (colon == NULL || colon - text != 2 * PG_SHA256_DIGEST_LENGTH)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
+				 errmsg("malformed plan fragment"),
+				 errdetail("The fragment does not start with a signature.")));
+	sign(colon + 1, strlen(colon + 1), sig);
+	/* compare in constant time */
+	for (i = 0; i < 2 * PG_SHA256_DIGEST_LENGTH; i++)
+		diff |= sig[i] ^ text[i];
+	if (diff != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
+				 errmsg("plan fragment signature does not match"),
+				 errdetail("The fragment was not signed with this member's rdma_exchange.cluster_key."),
+				 errhint("Set the same rdma_exchange.cluster_key on every member.")));
+
+	body = (List *) stringToNode(colon + 1);
+	if (!IsA(body, List) || list_length(body) != 16 ||
+		!IsA(linitial(body), String) ||
+		strcmp(strVal(linitial(body)), RX_FRAGMENT_MAGIC) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROTOCOL_VIOLATION),
+				 errmsg("plan fragment of an unknown format"),
+				 errhint("Every member must run the same version of rdma_exchange.")));
+
+	msg = palloc0(sizeof(RxFragmentMsg));
+	msg->query_id = parse_uint64(list_nth(body, 1));
+	msg->token = parse_uint64(list_nth(body, 2));
+	msg->coordinator = intVal(list_nth(body, 3));
+	msg->instrument_options = intVal(list_nth(body, 4));
+	addrs = (List *) list_nth(body, 5);
+	names = (List *) list_nth(body, 6);
+	msg->nmembers = list_length(addrs);
+	if (msg->nmembers > RX_MAX_MEMBERS || list_length(names) != msg->nmembers)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROTOCOL_VIOLATION),
+				 errmsg("plan fragment names %d members", msg->nmembers)));
+	i = 0;
+	foreach(lc, addrs)
+		strlcpy(msg->fabric_addrs[i++], strVal(lfirst(lc)), RX_FABRIC_ADDR_LEN);
+	i = 0;
+	foreach(lc, names)
+		strlcpy(msg->member_names[i++], strVal(lfirst(lc)), NAMEDATALEN);
+	msg->stmt = castNode(PlannedStmt, list_nth(body, 7));
+	msg->relnames = (List *) list_nth(body, 8);
+	msg->rolenames = (List *) list_nth(body, 9);
+	msg->index_oids = (List *) list_nth(body, 10);
+	msg->index_names = (List *) list_nth(body, 11);
+	msg->param_ids = (List *) list_nth(body, 12);
+	msg->param_values = (List *) list_nth(body, 13);
+	msg->guc_names = (List *) list_nth(body, 14);
+	msg->guc_values = (List *) list_nth(body, 15);
+	return msg;
+}

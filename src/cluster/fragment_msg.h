@@ -1,0 +1,43 @@
+/*-------------------------------------------------------------------------
+ *
+ * fragment_msg.h
+ *	  The signed message that carries a plan fragment to a member.
+ *
+ * Text: "<hex HMAC-SHA256 of body under rdma_exchange.cluster_key>:<body>",
+ * body = nodeToString() of a List.  The member parses the body only after
+ * the signature checked out (DESIGN 3.6): readfuncs are not a parser for
+ * untrusted input.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef RX_FRAGMENT_MSG_H
+#define RX_FRAGMENT_MSG_H
+
+#include "nodes/plannodes.h"
+
+#include "rdma_exchange.h"
+
+typedef struct RxFragmentMsg
+{
+	uint64		query_id;
+	uint64		token;
+	int			coordinator;	/* member index of the coordinator */
+	int			nmembers;
+	char		fabric_addrs[RX_MAX_MEMBERS][RX_FABRIC_ADDR_LEN];
+	char		member_names[RX_MAX_MEMBERS][NAMEDATALEN];
+	int			instrument_options;
+	PlannedStmt *stmt;			/* planTree: the SHUFFLE to the coordinator */
+	List	   *relnames;		/* per range table entry: qualified name or NULL */
+	List	   *rolenames;		/* per range table entry: checkAsUser name or NULL */
+	List	   *index_oids;		/* coordinator's index OIDs (as Integer of the Oid) */
+	List	   *index_names;	/* their qualified names */
+	List	   *param_ids;		/* PARAM_EXEC ids shipped */
+	List	   *param_values;	/* Const of each */
+	List	   *guc_names;		/* settings the fragment runs with */
+	List	   *guc_values;
+} RxFragmentMsg;
+
+extern char *rx_fragment_encode(RxFragmentMsg *msg);
+extern RxFragmentMsg *rx_fragment_decode(const char *text);
+
+#endif							/* RX_FRAGMENT_MSG_H */

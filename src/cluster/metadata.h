@@ -1,0 +1,58 @@
+/*-------------------------------------------------------------------------
+ *
+ * metadata.h
+ *	  The cluster catalog as the planner, executor and dispatcher see it.
+ *
+ * Members are numbered by their *member index*: the position in the list
+ * of members ordered by node_id.  The index is what hashing maps rows to
+ * and what the transport calls a member; it is the same on every member
+ * because the catalog is.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef RX_METADATA_H
+#define RX_METADATA_H
+
+#include "rdma_exchange.h"
+
+typedef struct RxMember
+{
+	int32		node_id;
+	char		host[256];
+	int32		port;
+	char		fabric_addr[RX_FABRIC_ADDR_LEN];
+	uint64		system_identifier;
+	char		name[NAMEDATALEN];	/* "host:port", for messages */
+} RxMember;
+
+typedef enum RxDistMethod
+{
+	RX_DIST_NONE = 0,			/* an ordinary local table */
+	RX_DIST_HASH = 'h',
+	RX_DIST_REFERENCE = 'r'
+} RxDistMethod;
+
+typedef struct RxTableDist
+{
+	RxDistMethod method;
+	AttrNumber	distcol;		/* hash: distribution column */
+	Oid			distcol_type;
+	Oid			hash_opfamily;	/* default hash opfamily of the column type */
+} RxTableDist;
+
+/* false when the extension is not installed in this database */
+extern bool rx_extension_loaded(void);
+
+/* all members in member-index order; count returned, array palloc'd */
+extern int	rx_get_members(RxMember **members);
+
+/* this server's member index, or -1 when it is not a member */
+extern int	rx_self_member_index(void);
+
+/* distribution of a relation; RX_DIST_NONE for plain tables */
+extern void rx_table_distribution(Oid relid, RxTableDist *dist);
+
+/* called from _PG_init */
+extern void rx_metadata_init(void);
+
+#endif							/* RX_METADATA_H */

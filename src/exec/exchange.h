@@ -1,0 +1,97 @@
+/*-------------------------------------------------------------------------
+ *
+ * exchange.h
+ *	  The SHUFFLE and RECEIVE plan nodes: how the planner builds them and
+ *	  what their CustomScan private lists hold.
+ *
+ * A tuple's way through the cluster, in one picture:
+ *
+ *	  child -> SHUFFLE -(route: hash | broadcast | coordinator)-> framing
+ *	        -> transport port -> fabric -> transport port of the peer
+ *	        -> hub (reassembly, per-source queues) -> RECEIVE -> parent
+ *
+ * SHUFFLE and its RECEIVE share an exchange id (the RECEIVE's plan node
+ * id).  Inside a fragment the RECEIVE's outer child is the SHUFFLE itself:
+ * the RECEIVE drives its own SHUFFLE, so one backend per member runs both
+ * ends of every exchange of its fragment.  A *gather* RECEIVE runs on the
+ * coordinator; its outer child is the fragment, shipped to every member
+ * instead of being run locally (like the subtree below a Gather).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef RX_EXCHANGE_H
+#define RX_EXCHANGE_H
+
+#include "nodes/plannodes.h"
+
+#define RX_SHUFFLE_NAME		"SHUFFLE"
+#define RX_RECEIVE_NAME		"RECEIVE"
+
+typedef enum RxRoute
+{
+	RX_ROUTE_HASH = 1,			/* to the member owning hash(key) */
+	RX_ROUTE_BROADCAST,			/* to every member */
+	RX_ROUTE_COORDINATOR		/* to the coordinator's gather RECEIVE */
+} RxRoute;
+
+typedef enum RxReceiveKind
+{
+	RX_RECEIVE_SHUFFLE = 1,		/* inside a fragment, child SHUFFLE run here */
+	RX_RECEIVE_GATHER			/* on the coordinator, child shipped */
+} RxReceiveKind;
+
+/*
+ * SHUFFLE custom_private: list of
+ *	 Integer exchange_id, Integer route, Integer single_sender (-1: every
+ *	 member sends; otherwise only that member sends, used when the input is
+ *	 replicated), List of hash function Oids, List of collation Oids.
+ * custom_exprs: hash key expressions over the child's output (OUTER_VAR).
+ */
+typedef struct RxShuffleInfo
+{
+	int			exchange_id;
+	RxRoute		route;
+	int			single_sender;
+	List	   *hash_funcs;
+	List	   *collations;
+} RxShuffleInfo;
+
+/*
+ * RECEIVE custom_private: list of
+ *	 Integer exchange_id, Integer kind, Integer materialize (keep every row
+ *	 for rescans), Integer fallback (gathers a scan for a serial plan part),
+ *	 and, for an ordered merge, Lists of sort column indexes, sort
+ *	 operators, collations and nulls-first flags (empty when unordered).
+ */
+typedef struct RxReceiveInfo
+{
+	int			exchange_id;
+	RxReceiveKind kind;
+	bool		materialize;
+	bool		fallback;
+	int			nsortkeys;
+	AttrNumber *sort_cols;
+	Oid		   *sort_ops;
+	Oid		   *sort_collations;
+	bool	   *sort_nulls_first;
+} RxReceiveInfo;
+
+extern CustomScan *rx_make_shuffle(Plan *child, int exchange_id, RxRoute route,
+								   int single_sender, List *hash_exprs,
+								   List *hash_funcs, List *collations);
+extern CustomScan *rx_make_receive(Plan *child, int exchange_id,
+								   RxReceiveKind kind, bool materialize,
+								   bool fallback);
+extern void rx_receive_set_merge(CustomScan *receive, int nkeys,
+								 AttrNumber *cols, Oid *ops, Oid *collations,
+								 bool *nulls_first);
+
+extern bool rx_is_shuffle(Plan *plan);
+extern bool rx_is_receive(Plan *plan);
+extern void rx_shuffle_info(CustomScan *cscan, RxShuffleInfo *info);
+extern void rx_receive_info(CustomScan *cscan, RxReceiveInfo *info);
+
+/* called from _PG_init: registers the custom scan methods */
+extern void rx_exec_init(void);
+
+#endif							/* RX_EXCHANGE_H */

@@ -1,0 +1,89 @@
+/*-------------------------------------------------------------------------
+ *
+ * exchange_state.h
+ *	  Execution state of SHUFFLE and RECEIVE, shared by the two node files,
+ *	  the dispatcher (which fills in the counters every member reported)
+ *	  and EXPLAIN.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef RX_EXCHANGE_STATE_H
+#define RX_EXCHANGE_STATE_H
+
+#include "commands/explain.h"
+#include "lib/binaryheap.h"
+#include "nodes/execnodes.h"
+#include "utils/sortsupport.h"
+#include "utils/tuplestore.h"
+
+#include "exec/exchange.h"
+#include "exec/hub.h"
+
+/* what one member did in one exchange node */
+typedef struct RxMemberStats
+{
+	RxHubCounters sent;
+	RxHubCounters recv;
+	uint64		retransmits;
+} RxMemberStats;
+
+typedef struct RxExchangeNodeStats
+{
+	bool		valid;
+	int			nmembers;
+	char		member_names[RX_MAX_MEMBERS][NAMEDATALEN];
+	RxMemberStats member[RX_MAX_MEMBERS];
+} RxExchangeNodeStats;
+
+typedef struct RxShuffleState
+{
+	CustomScanState css;
+	RxShuffleInfo info;
+	RxHub	   *hub;
+	ExprState **keys;
+	FmgrInfo   *hashfns;
+	int			nkeys;
+	bool		done;
+	RxExchangeNodeStats stats;
+} RxShuffleState;
+
+struct RxDispatch;
+
+typedef struct RxReceiveState
+{
+	CustomScanState css;
+	RxReceiveInfo info;
+	RxHub	   *hub;
+	struct RxDispatch *dispatch;	/* gather: the shipped fragment */
+	TupleTableSlot *recv_slot;	/* rows from queues and the rescan store */
+	bool		child_done;		/* inside a fragment: local SHUFFLE exhausted */
+	bool		finished;		/* every source ended */
+
+	/* ordered merge (a Gather Merge on the coordinator) */
+	binaryheap *heap;
+	TupleTableSlot **merge_slots;
+	bool	   *merge_have;
+	bool		merge_started;
+	SortSupport sortkeys;
+
+	/* rows kept for rescans */
+	Tuplestorestate *store;
+	int64		stored;
+	int64		replayed;
+	bool		replaying;
+	bool		stopped_early;	/* shut down before the end of the rows */
+	int			eflags;
+	double		data_wait_ms;
+
+	RxExchangeNodeStats stats;
+} RxReceiveState;
+
+/* EXPLAIN ANALYZE lines for one exchange node */
+extern void rx_explain_member_stats(RxExchangeNodeStats *stats, bool send,
+									bool recv, ExplainState *es);
+
+/* registration of the two nodes' methods */
+extern void rx_shuffle_register(void);
+extern void rx_receive_register(void);
+
+#endif							/* RX_EXCHANGE_STATE_H */

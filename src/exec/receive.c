@@ -1,0 +1,432 @@
+/*-------------------------------------------------------------------------
+ *
+ * receive.c
+ *	  The RECEIVE executor node: returns the rows of one exchange from all
+ *	  members.
+ *
+ * Inside a fragment (kind SHUFFLE) the outer child is this member's own
+ * SHUFFLE of the exchange: RECEIVE alternates between rows that arrived
+ * from other members and rows its SHUFFLE keeps here, preferring arrived
+ * rows so that queues stay short.  On the coordinator (kind GATHER) the
+ * outer child is the fragment; it is shipped at the first fetch, like a
+ * Gather launching its workers, and only initialized here for EXPLAIN and
+ * to receive the merged instrumentation.  An ordered gather merges the
+ * members' sorted streams like Gather Merge.
+ *
+ * Rescan: with materialize (set by the planner, or when the parent asks
+ * for rewinds) every returned row is kept and replayed.  Otherwise a gather
+ * is shipped again; an exchange inside a fragment cannot restart (the
+ * planner never puts one where it would have to).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "executor/executor.h"
+#include "lib/binaryheap.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "portability/instr_time.h"
+#include "utils/memutils.h"
+#include "utils/sortsupport.h"
+#include "utils/tuplestore.h"
+
+#include "cluster/dispatch.h"
+#include "cluster/metadata.h"
+#include "exec/exchange.h"
+#include "exec/exchange_state.h"
+#include "transport/transport.h"
+
+static Node *receive_create_state(CustomScan *cscan);
+static void receive_begin(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *receive_exec(CustomScanState *node);
+static void receive_end(CustomScanState *node);
+static void receive_rescan(CustomScanState *node);
+static void receive_shutdown(CustomScanState *node);
+static void receive_explain(CustomScanState *node, List *ancestors,
+							ExplainState *es);
+
+CustomScanMethods rx_receive_plan_methods = {
+	RX_RECEIVE_NAME,
+	receive_create_state
+};
+
+static CustomExecMethods receive_exec_methods = {
+	.CustomName = RX_RECEIVE_NAME,
+	.BeginCustomScan = receive_begin,
+	.ExecCustomScan = receive_exec,
+	.EndCustomScan = receive_end,
+	.ReScanCustomScan = receive_rescan,
+	.ShutdownCustomScan = receive_shutdown,
+	.ExplainCustomScan = receive_explain
+};
+
+static Node *
+receive_create_state(CustomScan *cscan)
+{
+	RxReceiveState *r = palloc0(sizeof(RxReceiveState));
+
+	NodeSetTag(r, T_CustomScanState);
+	r->css.methods = &receive_exec_methods;
+	rx_receive_info(cscan, &r->info);
+	return (Node *) r;
+}
+
+static void
+receive_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	RxReceiveState *r = (RxReceiveState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	TupleDesc	desc = node->ss.ss_ScanTupleSlot->tts_tupleDescriptor;
+
+	r->eflags = eflags;
+	if (eflags & (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK))
+		r->info.materialize = true;
+	if (eflags & (EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("RECEIVE of exchange %d cannot scan backward or restore a mark",
+						r->info.exchange_id)));
+
+	outerPlanState(r) = ExecInitNode(outerPlan(cscan), estate,
+									 eflags & ~(EXEC_FLAG_REWIND |
+												EXEC_FLAG_BACKWARD |
+												EXEC_FLAG_MARK));
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+
+	/* rows come out of tuplestores as minimal tuples */
+	r->recv_slot = ExecInitExtraTupleSlot(estate, desc, &TTSOpsMinimalTuple);
+
+	if (r->info.materialize)
+		r->store = tuplestore_begin_heap(false, false, work_mem);
+
+	if (r->info.kind == RX_RECEIVE_SHUFFLE)
+	{
+		/*
+		 * On the coordinator the fragment's nodes are only initialized, for
+		 * EXPLAIN and the members' instrumentation; they never run there.
+		 */
+		r->hub = rx_fragment_hub();
+		if (r->hub != NULL)
+			rx_hub_register_receive(r->hub, r->info.exchange_id, desc);
+	}
+}
+
+/* wait for data, keeping the time for EXPLAIN ANALYZE */
+static void
+receive_wait(RxReceiveState *r)
+{
+	instr_time	start;
+	instr_time	elapsed;
+
+	INSTR_TIME_SET_CURRENT(start);
+	if (r->dispatch)
+		rx_dispatch_check(r->dispatch);
+	rx_hub_wait(r->hub, r->info.exchange_id, false, 100);
+	INSTR_TIME_SET_CURRENT(elapsed);
+	INSTR_TIME_SUBTRACT(elapsed, start);
+	r->data_wait_ms += INSTR_TIME_GET_MILLISEC(elapsed);
+}
+
+static void
+receive_start_gather(RxReceiveState *r)
+{
+	r->dispatch = rx_dispatch_start(r);
+	r->hub = rx_dispatch_hub(r->dispatch);
+	rx_hub_register_receive(r->hub, r->info.exchange_id,
+							r->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor);
+}
+
+/* next row of an unordered exchange, or NULL at the end */
+static TupleTableSlot *
+receive_next_unordered(RxReceiveState *r)
+{
+	TupleTableSlot *slot = r->recv_slot;
+	bool		gather = (r->info.kind == RX_RECEIVE_GATHER);
+
+	if (r->hub == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("RECEIVE of exchange %d executed outside a plan fragment",
+						r->info.exchange_id)));
+	for (;;)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (rx_hub_next(r->hub, r->info.exchange_id, -1, slot))
+			return slot;
+		if (!gather && !r->child_done)
+		{
+			TupleTableSlot *local = ExecProcNode(outerPlanState(r));
+
+			if (!TupIsNull(local))
+				return local;
+			r->child_done = true;
+			continue;
+		}
+		if (rx_hub_all_done(r->hub, r->info.exchange_id, gather))
+			return NULL;
+		if (!gather && rx_hub_stopped(r->hub))
+			return NULL;
+		if (!rx_hub_pump(r->hub))
+			receive_wait(r);
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * Ordered merge of the members' sorted streams (Gather Merge)
+ * ---------------------------------------------------------------------
+ */
+
+static int
+receive_heap_compare(Datum a, Datum b, void *arg)
+{
+	RxReceiveState *r = (RxReceiveState *) arg;
+	TupleTableSlot *sa = r->merge_slots[DatumGetInt32(a)];
+	TupleTableSlot *sb = r->merge_slots[DatumGetInt32(b)];
+
+	for (int k = 0; k < r->info.nsortkeys; k++)
+	{
+		SortSupport sk = &r->sortkeys[k];
+		bool		na,
+					nb;
+		Datum		da = slot_getattr(sa, sk->ssup_attno, &na);
+		Datum		db = slot_getattr(sb, sk->ssup_attno, &nb);
+		int			c = ApplySortComparator(da, na, db, nb, sk);
+
+		if (c != 0)
+		{
+			INVERT_COMPARE_RESULT(c);	/* binaryheap is a max-heap */
+			return c;
+		}
+	}
+	return 0;
+}
+
+/* the next row of one source into its merge slot; false at its end */
+static bool
+receive_fill(RxReceiveState *r, int source)
+{
+	for (;;)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (rx_hub_next(r->hub, r->info.exchange_id, source,
+						r->merge_slots[source]))
+			return true;
+		if (rx_hub_source_done(r->hub, r->info.exchange_id, source))
+			return false;
+		if (!rx_hub_pump(r->hub))
+			receive_wait(r);
+	}
+}
+
+static void
+receive_merge_init(RxReceiveState *r)
+{
+	TupleDesc	desc = r->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor;
+	int			n = rx_hub_nmembers(r->hub);
+
+	r->sortkeys = palloc0(sizeof(SortSupportData) * r->info.nsortkeys);
+	for (int k = 0; k < r->info.nsortkeys; k++)
+	{
+		SortSupport sk = &r->sortkeys[k];
+
+		sk->ssup_cxt = CurrentMemoryContext;
+		sk->ssup_collation = r->info.sort_collations[k];
+		sk->ssup_nulls_first = r->info.sort_nulls_first[k];
+		sk->ssup_attno = r->info.sort_cols[k];
+		sk->abbreviate = false;
+		PrepareSortSupportFromOrderingOp(r->info.sort_ops[k], sk);
+	}
+	r->merge_slots = palloc0(sizeof(TupleTableSlot *) * n);
+	for (int s = 0; s < n; s++)
+		r->merge_slots[s] = ExecInitExtraTupleSlot(r->css.ss.ps.state, desc,
+												   &TTSOpsMinimalTuple);
+	r->heap = binaryheap_allocate(n, receive_heap_compare, r);
+}
+
+static TupleTableSlot *
+receive_next_merged(RxReceiveState *r)
+{
+	int			n = rx_hub_nmembers(r->hub);
+
+	if (!r->merge_started)
+	{
+		receive_merge_init(r);
+		for (int s = 0; s < n; s++)
+			if (receive_fill(r, s))
+				binaryheap_add_unordered(r->heap, Int32GetDatum(s));
+		binaryheap_build(r->heap);
+		r->merge_started = true;
+	}
+	else if (!binaryheap_empty(r->heap))
+	{
+		/* advance the source whose row was returned last time */
+		int			top = DatumGetInt32(binaryheap_first(r->heap));
+
+		if (receive_fill(r, top))
+			binaryheap_replace_first(r->heap, Int32GetDatum(top));
+		else
+			(void) binaryheap_remove_first(r->heap);
+	}
+	if (binaryheap_empty(r->heap))
+		return NULL;
+	return r->merge_slots[DatumGetInt32(binaryheap_first(r->heap))];
+}
+
+/* ---------------------------------------------------------------------
+ * The node
+ * ---------------------------------------------------------------------
+ */
+
+static TupleTableSlot *
+receive_next_live(RxReceiveState *r)
+{
+	if (r->finished)
+		return NULL;
+	if (r->info.kind == RX_RECEIVE_GATHER && r->dispatch == NULL)
+		receive_start_gather(r);
+	return r->info.nsortkeys > 0 ? receive_next_merged(r)
+		: receive_next_unordered(r);
+}
+
+static TupleTableSlot *
+receive_access(ScanState *ss)
+{
+	RxReceiveState *r = (RxReceiveState *) ss;
+	TupleTableSlot *slot;
+
+	if (r->replaying)
+	{
+		/* never read past the last stored row: the pointer would stick */
+		if (r->replayed < r->stored)
+		{
+			if (!tuplestore_gettupleslot(r->store, true, false, r->recv_slot))
+				elog(ERROR, "RECEIVE of exchange %d lost a stored row",
+					 r->info.exchange_id);
+			r->replayed++;
+			return r->recv_slot;
+		}
+		r->replaying = false;
+	}
+	slot = receive_next_live(r);
+	if (TupIsNull(slot))
+	{
+		r->finished = true;
+		return NULL;
+	}
+	if (r->store)
+	{
+		tuplestore_puttupleslot(r->store, slot);
+		r->stored++;
+	}
+	return slot;
+}
+
+static bool
+receive_recheck(ScanState *ss, TupleTableSlot *slot)
+{
+	return true;
+}
+
+static TupleTableSlot *
+receive_exec(CustomScanState *node)
+{
+	return ExecScan(&node->ss, receive_access, receive_recheck);
+}
+
+static void
+receive_shutdown(CustomScanState *node)
+{
+	RxReceiveState *r = (RxReceiveState *) node;
+
+	if (r->dispatch)
+	{
+		/* rows not yet read are not wanted: tell the members to stop */
+		if (!r->finished)
+			r->stopped_early = true;
+		rx_dispatch_finish(r->dispatch, !r->finished);
+		r->dispatch = NULL;
+	}
+}
+
+static void
+receive_end(CustomScanState *node)
+{
+	RxReceiveState *r = (RxReceiveState *) node;
+
+	receive_shutdown(node);
+	if (r->store)
+		tuplestore_end(r->store);
+	ExecEndNode(outerPlanState(node));
+}
+
+static void
+receive_rescan(CustomScanState *node)
+{
+	RxReceiveState *r = (RxReceiveState *) node;
+	Plan	   *fragment = outerPlan(node->ss.ps.plan);
+	bool		params_changed = bms_overlap(node->ss.ps.chgParam,
+											 fragment->extParam);
+
+	ExecScanReScan(&node->ss);
+	if (r->store && !params_changed && !r->stopped_early)
+	{
+		/* replay what was read, then go on reading where we stopped */
+		tuplestore_rescan(r->store);
+		r->replayed = 0;
+		r->replaying = (r->stored > 0);
+		return;
+	}
+	if (r->info.kind != RX_RECEIVE_GATHER)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("RECEIVE of exchange %d inside a fragment cannot be rescanned",
+						r->info.exchange_id)));
+	/* ship the fragment again, with the current parameter values */
+	if (r->dispatch)
+		rx_dispatch_finish(r->dispatch, true);
+	r->dispatch = NULL;
+	r->hub = NULL;
+	r->finished = false;
+	r->stopped_early = false;
+	r->replaying = false;
+	r->merge_started = false;
+	r->stored = r->replayed = 0;
+	if (r->store)
+		tuplestore_clear(r->store);
+}
+
+static void
+receive_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	RxReceiveState *r = (RxReceiveState *) node;
+
+	ExplainPropertyInteger("Exchange", NULL, r->info.exchange_id, es);
+	if (r->info.kind == RX_RECEIVE_GATHER)
+	{
+		RxMember   *members;
+		int			n = rx_get_members(&members);
+
+		ExplainPropertyText("Gather", r->info.nsortkeys > 0 ? "ordered merge" : "unordered", es);
+		ExplainPropertyInteger("Members", NULL, n, es);
+		ExplainPropertyText("Transport", psprintf("%s over %s",
+												  rx_transport_design_name(),
+												  rx_transport_provider_name()), es);
+	}
+	if (r->info.fallback)
+		ExplainPropertyText("Fallback",
+							"distributed scan gathered to the coordinator for a serial plan part", es);
+	if (r->info.materialize)
+		ExplainPropertyBool("Materialized", true, es);
+	if (es->analyze)
+		rx_explain_member_stats(&r->stats, false, true, es);
+	if (es->analyze && es->timing && r->info.kind == RX_RECEIVE_GATHER)
+		ExplainPropertyFloat("Coordinator Data Wait", "ms", r->data_wait_ms, 3, es);
+}
+
+void
+rx_receive_register(void)
+{
+	RegisterCustomScanMethods(&rx_receive_plan_methods);
+}

@@ -1,0 +1,408 @@
+/*-------------------------------------------------------------------------
+ *
+ * planner.c
+ *	  planner_hook: plan a query over distributed tables as a parallel plan,
+ *	  then turn the parallel plan into a distributed one.
+ *
+ * Planning runs with parallel query made free and every partial scan of a
+ * distributed table given as many "workers" as there are members, with
+ * the table's size scaled to the whole cluster, so that PostgreSQL's own
+ * parallel planner decides which work happens below a Gather.  Then:
+ *
+ *  - each Gather / Gather Merge whose subtree can be placed (locus.c)
+ *	  becomes a gather RECEIVE with the subtree as a fragment below a SHUFFLE
+ *	  to the coordinator, exchanges inserted where rows must move;
+ *  - everything else is the serial part on the coordinator: a Gather that
+ *	  cannot be placed runs its subtree serially, and every scan of a
+ *	  distributed table there is gathered from all members (fallback.c).
+ *
+ * Reference tables never get partial paths: PostgreSQL then only puts them
+ * where each worker reads all of them, which is what a full local copy is.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "optimizer/optimizer.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/plancat.h"
+#include "optimizer/planner.h"
+#include "parser/parsetree.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+
+#include "rdma_exchange.h"
+#include "cluster/dispatch.h"
+#include "cluster/metadata.h"
+#include "exec/exchange.h"
+#include "planner/planner.h"
+
+static planner_hook_type prev_planner_hook = NULL;
+static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
+
+/* members of the cluster while planning a distributed query, else 0 */
+static int	planning_nmembers = 0;
+
+static bool
+touches_distributed_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, RangeTblEntry))
+	{
+		RangeTblEntry *rte = (RangeTblEntry *) node;
+
+		if (rte->rtekind == RTE_RELATION)
+		{
+			RxTableDist dist;
+
+			rx_table_distribution(rte->relid, &dist);
+			return dist.method != RX_DIST_NONE;
+		}
+		return false;
+	}
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, touches_distributed_walker,
+								 context, QTW_EXAMINE_RTES_BEFORE);
+	return expression_tree_walker(node, touches_distributed_walker, context);
+}
+
+int
+rx_new_node_id(RxPlanContext *ctx)
+{
+	return ctx->next_node_id++;
+}
+
+static bool
+max_node_id_walker(Plan *plan, int *max)
+{
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return false;
+	*max = Max(*max, plan->plan_node_id);
+	max_node_id_walker(plan->lefttree, max);
+	max_node_id_walker(plan->righttree, max);
+	switch (nodeTag(plan))
+	{
+		case T_Append:
+			foreach(lc, ((Append *) plan)->appendplans)
+				max_node_id_walker(lfirst(lc), max);
+			break;
+		case T_MergeAppend:
+			foreach(lc, ((MergeAppend *) plan)->mergeplans)
+				max_node_id_walker(lfirst(lc), max);
+			break;
+		case T_BitmapAnd:
+			foreach(lc, ((BitmapAnd *) plan)->bitmapplans)
+				max_node_id_walker(lfirst(lc), max);
+			break;
+		case T_BitmapOr:
+			foreach(lc, ((BitmapOr *) plan)->bitmapplans)
+				max_node_id_walker(lfirst(lc), max);
+			break;
+		case T_SubqueryScan:
+			max_node_id_walker(((SubqueryScan *) plan)->subplan, max);
+			break;
+		case T_CustomScan:
+			foreach(lc, ((CustomScan *) plan)->custom_plans)
+				max_node_id_walker(lfirst(lc), max);
+			break;
+		default:
+			break;
+	}
+	return false;
+}
+
+/* the Gather's targetlist over the RECEIVE's scan tuple */
+static List *
+gather_tlist_for_receive(List *tlist)
+{
+	List	   *result = copyObject(tlist);
+	ListCell   *lc;
+
+	foreach(lc, result)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		List	   *vars = pull_var_clause((Node *) tle->expr, 0);
+		ListCell   *vc;
+
+		foreach(vc, vars)
+		{
+			Var		   *var = lfirst_node(Var, vc);
+
+			if (var->varno == OUTER_VAR)
+				var->varno = INDEX_VAR;
+		}
+	}
+	return result;
+}
+
+static Plan *rewrite_serial(RxPlanContext *ctx, Plan *plan);
+
+static Plan *
+rewrite_gather(RxPlanContext *ctx, Plan *gather)
+{
+	Plan	   *child = gather->lefttree;
+	int			exchange_id = gather->plan_node_id;
+	Plan	   *fragment = rx_place_fragment(ctx, child, exchange_id);
+	CustomScan *receive;
+	Result	   *serial;
+
+	if (fragment != NULL)
+	{
+		receive = rx_make_receive(fragment, exchange_id, RX_RECEIVE_GATHER,
+								  false, false);
+		receive->scan.plan.plan_node_id = exchange_id;
+		receive->scan.plan.targetlist = gather_tlist_for_receive(gather->targetlist);
+		receive->scan.plan.initPlan = gather->initPlan;
+		receive->scan.plan.startup_cost = gather->startup_cost;
+		receive->scan.plan.total_cost = gather->total_cost;
+		receive->scan.plan.plan_rows = gather->plan_rows;
+		receive->scan.plan.plan_width = gather->plan_width;
+		receive->scan.plan.extParam = bms_copy(gather->extParam);
+		receive->scan.plan.allParam = bms_copy(gather->allParam);
+		if (IsA(gather, GatherMerge))
+		{
+			GatherMerge *gm = (GatherMerge *) gather;
+
+			rx_receive_set_merge(receive, gm->numCols, gm->sortColIdx,
+								 gm->sortOperators, gm->collations,
+								 gm->nullsFirst);
+		}
+		return (Plan *) receive;
+	}
+
+	/*
+	 * The rules cannot place this subtree: run it serially here, every
+	 * distributed scan in it gathered from all members.  A parallel plan
+	 * run by one process is a correct serial plan.
+	 */
+	serial = makeNode(Result);
+	serial->plan = *gather;
+	NodeSetTag(serial, T_Result);
+	serial->plan.lefttree = rewrite_serial(ctx, child);
+	serial->plan.righttree = NULL;
+	serial->plan.parallel_aware = false;
+	serial->resconstantqual = NULL;
+	return (Plan *) serial;
+}
+
+static bool
+is_distributed_scan(RxPlanContext *ctx, Plan *plan)
+{
+	Index		rti;
+	RangeTblEntry *rte;
+	RxTableDist dist;
+
+	switch (nodeTag(plan))
+	{
+		case T_SeqScan:
+		case T_SampleScan:
+		case T_IndexScan:
+		case T_IndexOnlyScan:
+		case T_BitmapHeapScan:
+		case T_TidScan:
+		case T_TidRangeScan:
+			break;
+		default:
+			return false;
+	}
+	rti = ((Scan *) plan)->scanrelid;
+	if (bms_is_member(rti, ctx->result_rtis))
+		return false;
+	rte = rt_fetch(rti, ctx->stmt->rtable);
+	if (rte->rtekind != RTE_RELATION)
+		return false;
+	rx_table_distribution(rte->relid, &dist);
+	return dist.method == RX_DIST_HASH;
+}
+
+static Plan *
+rewrite_serial(RxPlanContext *ctx, Plan *plan)
+{
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return NULL;
+	check_stack_depth();
+	if (IsA(plan, Gather) || IsA(plan, GatherMerge))
+		return rewrite_gather(ctx, plan);
+	if (is_distributed_scan(ctx, plan))
+		return rx_fallback_scan(ctx, (Scan *) plan);
+
+	plan->parallel_aware = false;
+	switch (nodeTag(plan))
+	{
+		case T_Append:
+			foreach(lc, ((Append *) plan)->appendplans)
+				lfirst(lc) = rewrite_serial(ctx, lfirst(lc));
+			break;
+		case T_MergeAppend:
+			foreach(lc, ((MergeAppend *) plan)->mergeplans)
+				lfirst(lc) = rewrite_serial(ctx, lfirst(lc));
+			break;
+		case T_SubqueryScan:
+			((SubqueryScan *) plan)->subplan =
+				rewrite_serial(ctx, ((SubqueryScan *) plan)->subplan);
+			break;
+		case T_CustomScan:
+			foreach(lc, ((CustomScan *) plan)->custom_plans)
+				lfirst(lc) = rewrite_serial(ctx, lfirst(lc));
+			break;
+		default:
+			break;
+	}
+	plan->lefttree = rewrite_serial(ctx, plan->lefttree);
+	plan->righttree = rewrite_serial(ctx, plan->righttree);
+	return plan;
+}
+
+static void
+rx_distribute(PlannedStmt *stmt, int nmembers)
+{
+	RxPlanContext ctx;
+	int			max_id = 0;
+	ListCell   *lc;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.stmt = stmt;
+	ctx.nmembers = nmembers;
+	foreach(lc, stmt->resultRelations)
+		ctx.result_rtis = bms_add_member(ctx.result_rtis, lfirst_int(lc));
+	if (stmt->rowMarks != NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("SELECT FOR UPDATE/SHARE is not supported on distributed tables")));
+
+	max_node_id_walker(stmt->planTree, &max_id);
+	foreach(lc, stmt->subplans)
+		max_node_id_walker(lfirst(lc), &max_id);
+	ctx.next_node_id = max_id + 1;
+
+	stmt->planTree = rewrite_serial(&ctx, stmt->planTree);
+	foreach(lc, stmt->subplans)
+		lfirst(lc) = rewrite_serial(&ctx, lfirst(lc));
+	/* no Gather is left: nothing needs parallel mode */
+	stmt->parallelModeNeeded = false;
+}
+
+static void
+set_planning_gucs(int nmembers)
+{
+	char		workers[16];
+
+	snprintf(workers, sizeof(workers), "%d", Max(nmembers, 1));
+	(void) set_config_option("parallel_setup_cost", "0", PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("parallel_tuple_cost", "0.001", PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("min_parallel_table_scan_size", "0", PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("min_parallel_index_scan_size", "0", PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("max_parallel_workers_per_gather", workers,
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+	(void) set_config_option("parallel_leader_participation", "off",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+}
+
+static PlannedStmt *
+rx_planner(Query *parse, const char *query_string, int cursorOptions,
+		   ParamListInfo boundParams)
+{
+	PlannedStmt *stmt;
+	RxMember   *members;
+	int			nmembers;
+	int			save_nestlevel;
+	int			save_planning = planning_nmembers;
+
+	if (!rx_enable || rx_in_fragment() || !IsTransactionState() ||
+		!rx_extension_loaded() ||
+		!touches_distributed_walker((Node *) parse, NULL))
+	{
+		if (prev_planner_hook)
+			return prev_planner_hook(parse, query_string, cursorOptions, boundParams);
+		return standard_planner(parse, query_string, cursorOptions, boundParams);
+	}
+
+	nmembers = rx_get_members(&members);
+	if (nmembers == 0 || rx_self_member_index() < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("this server is not a member of an rdma_exchange cluster"),
+				 errdetail("The query reads distributed or reference tables."),
+				 errhint("Add every member, this one included, with rdma_exchange.add_node().")));
+
+	save_nestlevel = NewGUCNestLevel();
+	PG_TRY();
+	{
+		set_planning_gucs(nmembers);
+		planning_nmembers = nmembers;
+		if (prev_planner_hook)
+			stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
+		else
+			stmt = standard_planner(parse, query_string, cursorOptions, boundParams);
+	}
+	PG_FINALLY();
+	{
+		planning_nmembers = save_planning;
+		AtEOXact_GUC(true, save_nestlevel);
+	}
+	PG_END_TRY();
+
+	rx_distribute(stmt, nmembers);
+	return stmt;
+}
+
+/*
+ * Statistics of a distributed table describe one member's part: scale them
+ * to the whole table, and give partial scans one worker per member.
+ * Reference tables get no partial paths at all.
+ */
+static void
+rx_get_relation_info(PlannerInfo *root, Oid relid, bool inhparent,
+					 RelOptInfo *rel)
+{
+	if (prev_get_relation_info_hook)
+		prev_get_relation_info_hook(root, relid, inhparent, rel);
+
+	if (planning_nmembers > 0)
+	{
+		RxTableDist dist;
+		ListCell   *lc;
+
+		rx_table_distribution(relid, &dist);
+		if (dist.method == RX_DIST_REFERENCE)
+			rel->rel_parallel_workers = 0;
+		else if (dist.method == RX_DIST_HASH)
+		{
+			rel->rel_parallel_workers = planning_nmembers;
+			rel->pages *= planning_nmembers;
+			rel->tuples *= planning_nmembers;
+			foreach(lc, rel->indexlist)
+			{
+				IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
+
+				index->pages *= planning_nmembers;
+				index->tuples *= planning_nmembers;
+				/* index-only scans: the gathered fallback needs heap columns */
+				for (int i = 0; i < index->ncolumns; i++)
+					index->canreturn[i] = false;
+			}
+		}
+	}
+}
+
+void
+rx_planner_init(void)
+{
+	prev_planner_hook = planner_hook;
+	planner_hook = rx_planner;
+	prev_get_relation_info_hook = get_relation_info_hook;
+	get_relation_info_hook = rx_get_relation_info;
+}

@@ -1,0 +1,36 @@
+/*-------------------------------------------------------------------------
+ *
+ * planner.h
+ *	  From PostgreSQL's parallel plan to a distributed plan.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef RX_PLANNER_H
+#define RX_PLANNER_H
+
+#include "nodes/plannodes.h"
+
+typedef struct RxPlanContext
+{
+	PlannedStmt *stmt;
+	int			nmembers;
+	int			next_node_id;
+	Bitmapset  *result_rtis;	/* targets of DML: never rewritten */
+} RxPlanContext;
+
+/* planner.c */
+extern void rx_planner_init(void);
+extern int	rx_new_node_id(RxPlanContext *ctx);
+
+/* fallback.c: a serial plan part reading a distributed table */
+extern Plan *rx_fallback_scan(RxPlanContext *ctx, Scan *scan);
+
+/* locus.c: the subtree below a Gather as a fragment, or NULL */
+extern Plan *rx_place_fragment(RxPlanContext *ctx, Plan *child,
+							   int exchange_id);
+
+/* shippable.c: can this expression run on another member? */
+extern bool rx_expr_shippable(Node *node);
+extern bool rx_plan_node_shippable(Plan *plan);
+
+#endif							/* RX_PLANNER_H */

@@ -1,0 +1,172 @@
+/*-------------------------------------------------------------------------
+ *
+ * shippable.c
+ *	  Which expressions and plan nodes can run on another member.
+ *
+ * OIDs differ between servers.  Built-in objects (OID below
+ * FirstNormalObjectId) are the same everywhere and travel as they are;
+ * relations and indexes are mapped by name on arrival (cluster/fragment.c).
+ * Any other object - a user-defined function, operator, type or collation
+ * - keeps its expression on the coordinator.  Values of user-defined types
+ * do not travel either: an enum or composite datum holds OIDs.  SubPlans
+ * stay on the coordinator too: their plans may read distributed tables.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/pathnodes.h"
+#include "catalog/pg_type.h"
+#include "utils/lsyscache.h"
+
+#include "planner/planner.h"
+
+static bool
+builtin(Oid oid)
+{
+	return oid < FirstNormalObjectId;
+}
+
+static bool
+unshippable_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	switch (nodeTag(node))
+	{
+		case T_SubPlan:
+		case T_AlternativeSubPlan:
+			return true;
+		case T_Param:
+			if (((Param *) node)->paramkind != PARAM_EXEC)
+				return true;
+			break;
+		case T_FuncExpr:
+			if (!builtin(((FuncExpr *) node)->funcid))
+				return true;
+			break;
+		case T_OpExpr:
+		case T_DistinctExpr:
+		case T_NullIfExpr:
+			if (!builtin(((OpExpr *) node)->opno))
+				return true;
+			break;
+		case T_ScalarArrayOpExpr:
+			if (!builtin(((ScalarArrayOpExpr *) node)->opno))
+				return true;
+			break;
+		case T_Aggref:
+			if (!builtin(((Aggref *) node)->aggfnoid))
+				return true;
+			break;
+		case T_WindowFunc:
+			if (!builtin(((WindowFunc *) node)->winfnoid))
+				return true;
+			break;
+		case T_RowExpr:
+		case T_RowCompareExpr:
+			/* anonymous record values carry backend-local type ids */
+			return true;
+		default:
+			break;
+	}
+	/* values of user-defined types must not travel */
+	switch (nodeTag(node))
+	{
+		case T_Var:
+		case T_Const:
+		case T_Param:
+		case T_FuncExpr:
+		case T_OpExpr:
+		case T_Aggref:
+		case T_WindowFunc:
+		case T_RelabelType:
+		case T_CoerceViaIO:
+		case T_ArrayCoerceExpr:
+		case T_CoerceToDomain:
+		case T_CaseExpr:
+		case T_CoalesceExpr:
+		case T_MinMaxExpr:
+		case T_ArrayExpr:
+		case T_FieldSelect:
+		case T_SubscriptingRef:
+			if (!builtin(exprType(node)) || exprType(node) == RECORDOID ||
+				!builtin(exprCollation(node)))
+				return true;
+			break;
+		default:
+			break;
+	}
+	return expression_tree_walker(node, unshippable_walker, context);
+}
+
+bool
+rx_expr_shippable(Node *node)
+{
+	return !unshippable_walker(node, NULL);
+}
+
+/* the expressions of a plan node, other than those of its children */
+bool
+rx_plan_node_shippable(Plan *plan)
+{
+	List	   *exprs = list_make2(plan->targetlist, plan->qual);
+
+	if (plan->initPlan != NIL)
+		return false;
+	switch (nodeTag(plan))
+	{
+		case T_IndexScan:
+			exprs = lappend(exprs, ((IndexScan *) plan)->indexqual);
+			exprs = lappend(exprs, ((IndexScan *) plan)->indexorderby);
+			break;
+		case T_IndexOnlyScan:
+			exprs = lappend(exprs, ((IndexOnlyScan *) plan)->indexqual);
+			break;
+		case T_BitmapIndexScan:
+			exprs = lappend(exprs, ((BitmapIndexScan *) plan)->indexqual);
+			break;
+		case T_BitmapHeapScan:
+			exprs = lappend(exprs, ((BitmapHeapScan *) plan)->bitmapqualorig);
+			break;
+		case T_FunctionScan:
+			exprs = lappend(exprs, ((FunctionScan *) plan)->functions);
+			break;
+		case T_ValuesScan:
+			exprs = lappend(exprs, ((ValuesScan *) plan)->values_lists);
+			break;
+		case T_NestLoop:
+			exprs = lappend(exprs, ((Join *) plan)->joinqual);
+			break;
+		case T_MergeJoin:
+			exprs = lappend(exprs, ((Join *) plan)->joinqual);
+			exprs = lappend(exprs, ((MergeJoin *) plan)->mergeclauses);
+			break;
+		case T_HashJoin:
+			exprs = lappend(exprs, ((Join *) plan)->joinqual);
+			exprs = lappend(exprs, ((HashJoin *) plan)->hashclauses);
+			break;
+		case T_Hash:
+			exprs = lappend(exprs, ((Hash *) plan)->hashkeys);
+			break;
+		case T_Result:
+			exprs = lappend(exprs, ((Result *) plan)->resconstantqual);
+			break;
+		case T_Limit:
+			exprs = lappend(exprs, ((Limit *) plan)->limitOffset);
+			exprs = lappend(exprs, ((Limit *) plan)->limitCount);
+			break;
+		case T_Memoize:
+			exprs = lappend(exprs, ((Memoize *) plan)->param_exprs);
+			break;
+		case T_WindowAgg:
+			exprs = lappend(exprs, ((WindowAgg *) plan)->startOffset);
+			exprs = lappend(exprs, ((WindowAgg *) plan)->endOffset);
+			break;
+		default:
+			break;
+	}
+	return rx_expr_shippable((Node *) exprs);
+}

@@ -1,0 +1,133 @@
+/*-------------------------------------------------------------------------
+ *
+ * rdma_exchange.c
+ *	  Module entry point: settings and hook registration, nothing else.
+ *
+ * Each layer registers what it owns through its *_init function; the
+ * settings live here so that a DBA reading one file sees them all.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/guc.h"
+
+#include "rdma_exchange.h"
+#include "cluster/metadata.h"
+#include "exec/exchange.h"
+#include "planner/planner.h"
+#include "transport/transport.h"
+
+PG_MODULE_MAGIC;
+
+bool		rx_enable = true;
+int			rx_fabric_provider = RX_PROVIDER_AUTO;
+char	   *rx_fabric_address = NULL;
+int			rx_buffer_pool_size = 16384;	/* kB */
+int			rx_buffer_size = 8192;
+int			rx_max_ports = 64;
+int			rx_credit_window = 64;
+int			rx_retransmit_timeout = 20;
+char	   *rx_cluster_key = NULL;
+int			rx_connect_timeout = 10;
+int			rx_fault_drop_percent = 0;
+int			rx_fault_duplicate_percent = 0;
+int			rx_fault_reorder_percent = 0;
+
+static const struct config_enum_entry provider_options[] = {
+	{"auto", RX_PROVIDER_AUTO, false},
+	{"verbs", RX_PROVIDER_VERBS, false},
+	{"udp", RX_PROVIDER_UDP, false},
+	{"tcp", RX_PROVIDER_TCP, false},
+	{"shm", RX_PROVIDER_SHM, false},
+	{NULL, 0, false}
+};
+
+void		_PG_init(void);
+
+void
+_PG_init(void)
+{
+	if (!process_shared_preload_libraries_in_progress)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("rdma_exchange must be loaded via shared_preload_libraries"),
+				 errhint("Add rdma_exchange to shared_preload_libraries in postgresql.conf and restart the server.")));
+
+	DefineCustomBoolVariable("rdma_exchange.enable",
+							 "Plans queries over distributed tables as distributed plans.",
+							 "When off, only the local part of each distributed table is visible.",
+							 &rx_enable, true, PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("rdma_exchange.fabric_provider",
+							 "libfabric provider of the data plane (auto picks verbs when an RDMA device is present, otherwise udp).",
+							 NULL, &rx_fabric_provider, RX_PROVIDER_AUTO,
+							 provider_options, PGC_POSTMASTER, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomStringVariable("rdma_exchange.fabric_address",
+							   "Address (host:port) the transport worker of this server listens on.",
+							   NULL, &rx_fabric_address, "127.0.0.1:7400",
+							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("rdma_exchange.buffer_pool_size",
+							"Size of the registered buffer pool in shared memory.",
+							NULL, &rx_buffer_pool_size, 16384, 256, 4 * 1024 * 1024,
+							PGC_POSTMASTER, GUC_UNIT_KB, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("rdma_exchange.buffer_size",
+							"Size of one buffer of the pool; messages are at most this large or the provider's maximum, whichever is smaller.",
+							NULL, &rx_buffer_size, 8192, 1024, 1024 * 1024,
+							PGC_POSTMASTER, GUC_UNIT_BYTE, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("rdma_exchange.max_ports",
+							"Backends of this server that can take part in distributed queries at once.",
+							NULL, &rx_max_ports, 64, 4, 1024,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("rdma_exchange.credit_window",
+							"Messages a sender may have in flight on one stream before it waits for credit.",
+							NULL, &rx_credit_window, 64, 2, 4096,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("rdma_exchange.retransmit_timeout",
+							"Time after which an unacknowledged datagram is sent again.",
+							NULL, &rx_retransmit_timeout, 20, 1, 10000,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+
+	DefineCustomStringVariable("rdma_exchange.cluster_key",
+							   "Secret shared by the members; authenticates shipped plan fragments.",
+							   NULL, &rx_cluster_key, "",
+							   PGC_SIGHUP, GUC_SUPERUSER_ONLY | GUC_NO_SHOW_ALL,
+							   NULL, NULL, NULL);
+
+	DefineCustomIntVariable("rdma_exchange.connect_timeout",
+							"Time to wait for a connection to another member.",
+							NULL, &rx_connect_timeout, 10, 1, 3600,
+							PGC_USERSET, GUC_UNIT_S, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("rdma_exchange.fault_drop_percent",
+							"Test setting: percentage of received datagrams the transport drops.",
+							NULL, &rx_fault_drop_percent, 0, 0, 100,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("rdma_exchange.fault_duplicate_percent",
+							"Test setting: percentage of received datagrams the transport delivers twice.",
+							NULL, &rx_fault_duplicate_percent, 0, 0, 100,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("rdma_exchange.fault_reorder_percent",
+							"Test setting: percentage of received datagrams the transport holds back and delivers after later ones.",
+							NULL, &rx_fault_reorder_percent, 0, 0, 100,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("rdma_exchange");
+
+	rx_metadata_init();
+	rx_transport_init();
+	rx_exec_init();
+	rx_planner_init();
+}

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# test/install-deps.sh: installs what building and testing rdma_exchange
+# needs on Debian 12, and nothing that is already there.
+#
+#   bash test/install-deps.sh
+#
+# Idempotent: only missing packages are installed, and `apt-get update`
+# runs only when one is missing.  As root it uses apt-get directly; as any
+# other user it uses sudo.  As root it also creates the unprivileged system
+# user `rdmax` (override: RX_TEST_USER) that servers and tests run as,
+# because PostgreSQL refuses to run as root; as a non-root user the current
+# user is the test user.
+set -euo pipefail
+
+packages=(
+	# build
+	make gcc libc6-dev
+	postgresql-15 postgresql-server-dev-15 libpq-dev
+	libfabric-dev libfabric-bin libibverbs-dev librdmacm-dev
+	# tests: PostgreSQL::Test::Cluster needs IPC::Run; prove comes with perl
+	perl libipc-run-perl
+	# the cluster helper and the test user
+	util-linux passwd
+	# benchmarks: reports and plots
+	python3 python3-matplotlib
+)
+
+if [ "$(id -u)" -eq 0 ]; then
+	sudo=()
+	test_user=${RX_TEST_USER:-rdmax}
+else
+	sudo=(sudo)
+	test_user=$(id -un)
+fi
+
+installed() {
+	[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" = "install ok installed" ]
+}
+
+missing=()
+for p in "${packages[@]}"; do
+	installed "$p" || missing+=("$p")
+done
+
+# Test::More 0.98 or later (PostgreSQL::Test::Utils); Debian's perl ships
+# a recent one, libtest-simple-perl only when it is not
+if ! perl -e 'use Test::More 0.98; 1' >/dev/null 2>&1 && ! installed libtest-simple-perl; then
+	missing+=(libtest-simple-perl)
+fi
+
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "install-deps.sh: installing ${missing[*]}"
+	if [ ${#sudo[@]} -gt 0 ] && ! command -v sudo >/dev/null 2>&1; then
+		echo "install-deps.sh: not root and sudo is not installed; install these as root" >&2
+		exit 1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	"${sudo[@]}" apt-get update
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y --no-install-recommends "${missing[@]}"
+else
+	echo "install-deps.sh: all packages present"
+fi
+
+if [ "$(id -u)" -eq 0 ] && ! id "$test_user" >/dev/null 2>&1; then
+	echo "install-deps.sh: creating system user $test_user"
+	useradd --system --user-group --create-home --home-dir "/var/lib/$test_user" \
+		--shell /bin/bash --comment "rdma_exchange tests" "$test_user"
+fi
+echo "install-deps.sh: servers and tests run as $test_user"

@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# test/run-tests.sh: runs every test of rdma_exchange against the installed
+# extension: the pg_regress suites (sql/*.sql with expected/*.out) on a
+# local 3-member cluster, then every TAP test (test/t/*.pl).
+#
+#   bash test/run-tests.sh [NAME...]
+#
+# NAMEs restrict the run to those suites (sql/NAME.sql) and TAP tests
+# (test/t/NAME.pl).  Exits non-zero when anything fails; the last line is
+# "N passed, M failed", counting each suite and each TAP file once.
+#
+# Everything runs as the test user (rdmax when started as root), from a
+# copy of sql/, expected/ and test/ in a fresh directory under /tmp, since
+# the source tree may be unreadable to that user.  The cluster is destroyed
+# at the end; on failure the diffs and the tails of the server logs are
+# printed first.
+#
+# Talking to other members from a suite: pg_regress connects only to member
+# 0 and cannot hand psql variables to the suites, so suites reach the other
+# members through rdma_exchange's own functions (add_node, run_on_all_nodes,
+# the nodes view, ...).  For the rare suite that must connect to a member
+# itself, the member ports are exported and psql 15 can read them:
+#     \getenv p1 RX_MEMBER1_PORT
+#     \c - - - :p1
+# (pg_regress runs psql quietly, so \c prints nothing and the expected
+# output does not depend on the ports.)
+#
+# Environment:
+#   PGBIN         PostgreSQL bindir (default: $(pg_config --bindir))
+#   RX_TEST_PORT  base port of the cluster (default: the first free one
+#                 from 55632); members use PORT..PORT+2, fabric PORT+100..
+#   RX_TAP_PORTS  LOW-HIGH: port range for TAP clusters (see RxCluster.pm)
+#   RX_KEEP_TMP   1: keep the temporary directory (results, TAP logs)
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/.." && pwd)
+# shellcheck source=test/common.sh
+. "$here/common.sh"
+
+nmembers=3
+rx_pgbin
+rx_check_user
+pkglibdir=$("$PG_CONFIG" --pkglibdir)
+pg_regress="$pkglibdir/pgxs/src/test/regress/pg_regress"
+perl_lib="$pkglibdir/pgxs/src/test/perl"
+for f in "$pg_regress" "$perl_lib/PostgreSQL/Test/Cluster.pm"; do
+	[ -e "$f" ] || { echo "run-tests.sh: $f is missing (postgresql-server-dev-15)" >&2; exit 1; }
+done
+
+# --- what to run -----------------------------------------------------------
+regress_tests=()
+tap_tests=()
+wanted() {
+	local n
+	[ ${#selection[@]} -eq 0 ] && return 0
+	for n in "${selection[@]}"; do [ "$n" = "$1" ] && return 0; done
+	return 1
+}
+selection=("$@")
+if [ -d "$top/sql" ]; then
+	while IFS= read -r f; do
+		wanted "$f" && regress_tests+=("$f")
+	done < <(find "$top/sql" -maxdepth 1 -name '*.sql' -printf '%f\n' | sed 's/\.sql$//' | LC_ALL=C sort)
+fi
+if [ -d "$here/t" ]; then
+	while IFS= read -r f; do
+		wanted "$f" && tap_tests+=("$f")
+	done < <(find "$here/t" -maxdepth 1 -name '*.pl' -printf '%f\n' | sed 's/\.pl$//' | LC_ALL=C sort)
+fi
+
+# --- a private copy of the tests, readable and writable by the test user ---
+work=$(mktemp -d /tmp/rdma_exchange_test.XXXXXX)
+chmod 755 "$work"
+mkdir -p "$work/src"
+for d in sql expected input output data; do
+	[ -d "$top/$d" ] && cp -rL "$top/$d" "$work/src/"
+done
+cp -rL "$here" "$work/src/test"
+mkdir -p "$work/regress" "$work/tap"
+if [ "$(id -u)" -eq 0 ]; then
+	chown -R "$RX_TEST_USER:" "$work"
+fi
+cluster="$work/cluster"
+
+passed=0
+failed=0
+failed_names=()
+
+cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	if [ -d "$cluster" ]; then
+		bash "$here/cluster.sh" destroy "$cluster" >/dev/null 2>&1 || true
+	fi
+	# servers a TAP test left behind (a test killed before its END block)
+	local d
+	while IFS= read -r d; do
+		rx_as_user "$PGBIN/pg_ctl" -D "$d" -m immediate stop >/dev/null 2>&1 || true
+	done < <(find "$work" -name postmaster.pid -printf '%h\n' 2>/dev/null)
+	if [ "${RX_KEEP_TMP:-0}" = 1 ]; then
+		echo "run-tests.sh: kept $work"
+	else
+		rm -rf "$work"
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+section() {
+	echo
+	echo "======== $* ========"
+}
+
+# --- pg_regress suites ---------------------------------------------------------
+if [ ${#regress_tests[@]} -gt 0 ]; then
+	section "pg_regress: ${regress_tests[*]}"
+	base=${RX_TEST_PORT:-$(rx_free_base "$nmembers" 55632)}
+	regress_ok=1
+	if ! bash "$here/cluster.sh" start "$cluster" "$nmembers" "$base" regression; then
+		echo "run-tests.sh: the cluster did not start" >&2
+		regress_ok=0
+	fi
+	# pg_regress stops at the first suite without expected output; give
+	# such a suite an empty one so that it runs, fails, and its whole
+	# output shows in regression.diffs
+	for t in "${regress_tests[@]}"; do
+		if [ ! -f "$work/src/expected/$t.out" ]; then
+			echo "run-tests.sh: expected/$t.out is missing; $t will fail" >&2
+			mkdir -p "$work/src/expected"
+			: > "$work/src/expected/$t.out"
+		fi
+	done
+	if [ $regress_ok = 1 ]; then
+		member_env=(RX_NMEMBERS="$nmembers" RX_CLUSTER_DIR="$cluster")
+		for ((i = 0; i < nmembers; i++)); do
+			member_env+=("RX_MEMBER${i}_PORT=$((base + i))")
+		done
+		# set +e: pg_regress fails when a suite fails; we count them below
+		set +e
+		rx_as_user_in "$work/regress" env "${member_env[@]}" PGHOST="$cluster" PGPORT="$base" \
+			"$pg_regress" --use-existing --dbname=regression \
+			--host="$cluster" --port="$base" --bindir="$PGBIN" \
+			--inputdir="$work/src" --outputdir="$work/regress" \
+			"${regress_tests[@]}" 2>&1 | tee "$work/regress/pg_regress.out"
+		set -e
+	fi
+	for t in "${regress_tests[@]}"; do
+		# PostgreSQL 15 prints "test NAME ... ok"; later versions print TAP
+		if [ $regress_ok = 1 ] &&
+			grep -Eq "^(test +|ok +[0-9]+ +[-+] +| +)${t} +(\.\.\. ok|[0-9]+ ms)" "$work/regress/pg_regress.out"; then
+			passed=$((passed + 1))
+		else
+			failed=$((failed + 1))
+			failed_names+=("$t")
+		fi
+	done
+	if [ -s "$work/regress/regression.diffs" ]; then
+		section "regression.diffs"
+		head -n 3000 "$work/regress/regression.diffs"
+	fi
+	if [ ${#failed_names[@]} -gt 0 ] && [ -d "$cluster" ]; then
+		section "server logs"
+		bash "$here/cluster.sh" logs "$cluster" 60 || true
+	fi
+	# free the cores and memory for the TAP tests
+	bash "$here/cluster.sh" destroy "$cluster" >/dev/null 2>&1 || true
+fi
+
+# --- TAP tests -----------------------------------------------------------------
+tap_env=(
+	PATH="$PGBIN:$PATH"
+	PERL5LIB="$perl_lib:$work/src/test${PERL5LIB:+:$PERL5LIB}"
+	PG_REGRESS="$pg_regress"
+	TESTDIR="$work/tap"
+)
+[ -n "${RX_TAP_PORTS:-}" ] && tap_env+=(RX_TAP_PORTS="$RX_TAP_PORTS")
+for t in "${tap_tests[@]}"; do
+	section "TAP: $t"
+	if rx_as_user_in "$work/src/test" env "${tap_env[@]}" prove -v "t/$t.pl"; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		failed_names+=("$t")
+		for f in "$work/tap/tmp_check/log/regress_log_$t" "$work/tap/tmp_check/log/${t}_"*.log; do
+			[ -f "$f" ] || continue
+			section "$f (last 60 lines)"
+			tail -n 60 "$f"
+		done
+	fi
+done
+
+section "summary"
+if [ ${#failed_names[@]} -gt 0 ]; then
+	echo "failed: ${failed_names[*]}"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
