@@ -4,7 +4,226 @@
 
 -- ===== cluster metadata (src/cluster/) =====
 
+-- The catalog, identical on every member: changes are made on one member
+-- and pushed to all (add_node, remove_node, create_*_table).  Only the
+-- extension's functions write it.  Every backend caches it; the trigger
+-- catalog_changed() tells them when it changes.
+CREATE TABLE rdma_exchange.node (
+	node_id int PRIMARY KEY,
+	host text NOT NULL,
+	port int NOT NULL CHECK (port BETWEEN 1 AND 65535),
+	fabric_address text NOT NULL,
+	-- pg_control_system().system_identifier of the member (a uint64 stored
+	-- in a bigint): how a member recognizes itself
+	system_identifier bigint NOT NULL UNIQUE,
+	UNIQUE (host, port)
+);
+
+CREATE TABLE rdma_exchange.dist_table (
+	relid regclass PRIMARY KEY,
+	method "char" NOT NULL CHECK (method IN ('h', 'r')),	-- hash, reference
+	dist_column name,
+	CHECK ((method = 'h') = (dist_column IS NOT NULL))
+);
+
+SELECT pg_catalog.pg_extension_config_dump('rdma_exchange.node', '');
+SELECT pg_catalog.pg_extension_config_dump('rdma_exchange.dist_table', '');
+
+CREATE FUNCTION rdma_exchange.catalog_changed()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'rx_catalog_changed'
+LANGUAGE C;
+
+CREATE TRIGGER catalog_changed
+	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON rdma_exchange.node
+	FOR EACH STATEMENT EXECUTE FUNCTION rdma_exchange.catalog_changed();
+CREATE TRIGGER catalog_changed
+	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON rdma_exchange.dist_table
+	FOR EACH STATEMENT EXECUTE FUNCTION rdma_exchange.catalog_changed();
+
+-- The members as everyone may see them.  member_index is the position in
+-- node_id order: what rows are hashed to and what EXPLAIN and errors call
+-- a member.
+CREATE VIEW rdma_exchange.nodes AS
+	SELECT n.node_id, n.host, n.port, n.fabric_address, n.system_identifier,
+		   (row_number() OVER (ORDER BY n.node_id) - 1)::int AS member_index,
+		   n.system_identifier = s.system_identifier AS is_self
+	FROM rdma_exchange.node n, pg_catalog.pg_control_system() s;
+
+-- Adds the server at host:port (the same database name as this one) as a
+-- member; call it on one member for every member, itself included.  The
+-- member must have the extension in the same version; its system
+-- identifier and rdma_exchange.fabric_address are read from it.  Refused
+-- while hash-distributed tables exist.  The complete member list is pushed
+-- to every member, and the new member gets a copy of every reference
+-- table.  Returns the new node_id.
+CREATE FUNCTION rdma_exchange.add_node(host text, port int)
+RETURNS int
+AS 'MODULE_PATHNAME', 'rx_add_node'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+-- Removes a member; the remaining members get the new list, and the
+-- removed member, if it can be reached, forgets the cluster (its copies of
+-- reference tables become plain tables).  Refused while hash-distributed
+-- tables exist.
+CREATE FUNCTION rdma_exchange.remove_node(host text, port int)
+RETURNS void
+AS 'MODULE_PATHNAME', 'rx_remove_node'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+-- Hash-distributes a plain table by dist_column (a column of a type with a
+-- default hash operator class; not generated).  The caller must own the
+-- table and be a member.  The table is created on every other member with
+-- the same qualified name, columns, defaults, constraints and indexes
+-- (foreign keys stay local); where it exists already it must have the same
+-- columns and be empty.  Every member records the distribution and gets
+-- the triggers that route INSERT and COPY rows to their owners (DML rules:
+-- src/cluster/dml.c).  This member's rows that belong to other members
+-- are sent to them and deleted here.  All in the caller's transaction: the
+-- other members commit when it commits.
+CREATE FUNCTION rdma_exchange.create_distributed_table(rel regclass, dist_column name)
+RETURNS void
+AS 'MODULE_PATHNAME', 'rx_create_distributed_table'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+-- Makes a plain table a reference table: the table is created on the other
+-- members as above (or must exist there empty with the same columns), and
+-- every row is copied to them.  INSERT, COPY, UPDATE, DELETE (by primary
+-- key) and TRUNCATE are applied on every member afterwards.
+CREATE FUNCTION rdma_exchange.create_reference_table(rel regclass)
+RETURNS void
+AS 'MODULE_PATHNAME', 'rx_create_reference_table'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+-- Runs command on every member, this one included, in the calling
+-- transaction; each member sees only its own part of distributed tables.
+-- One row per member: the value when the last statement returned one row
+-- of one column, else its command status (e.g. "DELETE 3").
+CREATE FUNCTION rdma_exchange.run_on_all_nodes(command text,
+	OUT member text, OUT result text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'rx_run_on_all_nodes'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+-- The member index that owns value (NULL: member 0), as for a table
+-- distributed on a column of value's type.
+CREATE FUNCTION rdma_exchange.member_index_of(value anyelement)
+RETURNS int
+AS 'MODULE_PATHNAME', 'rx_member_index_of'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+-- Internal: what add_node() reads from a new member.
+CREATE FUNCTION rdma_exchange.member_info(
+	OUT system_identifier bigint,
+	OUT fabric_address text,
+	OUT extension_version text)
+RETURNS record
+AS 'MODULE_PATHNAME', 'rx_member_info'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+-- Internal: the DML triggers of distributed and reference tables
+-- (src/cluster/dml.c), installed by create_distributed_table() and
+-- create_reference_table() on every member.
+CREATE FUNCTION rdma_exchange.route_row()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'rx_route_row'
+LANGUAGE C;
+
+CREATE FUNCTION rdma_exchange.flush_rows()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'rx_flush_rows'
+LANGUAGE C;
+
+CREATE FUNCTION rdma_exchange.forward_change()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'rx_forward_change'
+LANGUAGE C;
+
+CREATE FUNCTION rdma_exchange.forward_truncate()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'rx_forward_truncate'
+LANGUAGE C;
+
+-- Internal: a dropped table is no longer distributed (on this member;
+-- drop it on every member with run_on_all_nodes()).
+CREATE FUNCTION rdma_exchange.drop_cleanup()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'rx_drop_cleanup'
+LANGUAGE C;
+
+CREATE EVENT TRIGGER rdma_exchange_drop_cleanup ON sql_drop
+	EXECUTE FUNCTION rdma_exchange.drop_cleanup();
+
+-- DESIGN 3.6: nothing here is for PUBLIC except the nodes view.  Grant
+-- EXECUTE on run_on_all_nodes() or member_index_of() to the roles that
+-- need them; the schema itself is usable so that such grants work.
+GRANT USAGE ON SCHEMA rdma_exchange TO PUBLIC;
+REVOKE ALL ON rdma_exchange.node, rdma_exchange.dist_table FROM PUBLIC;
+GRANT SELECT ON rdma_exchange.nodes TO PUBLIC;
+REVOKE ALL ON FUNCTION
+	rdma_exchange.catalog_changed(),
+	rdma_exchange.add_node(text, int),
+	rdma_exchange.remove_node(text, int),
+	rdma_exchange.create_distributed_table(regclass, name),
+	rdma_exchange.create_reference_table(regclass),
+	rdma_exchange.run_on_all_nodes(text),
+	rdma_exchange.member_index_of(anyelement),
+	rdma_exchange.member_info(),
+	rdma_exchange.route_row(),
+	rdma_exchange.flush_rows(),
+	rdma_exchange.forward_change(),
+	rdma_exchange.forward_truncate(),
+	rdma_exchange.drop_cleanup()
+FROM PUBLIC;
+
 -- ===== transport and buffer pool statistics (src/transport/, src/bufpool/) =====
+
+-- Cumulative counters of this server's transport worker (datagrams, bytes,
+-- retransmissions, dropped messages by reason, injected faults) and a few
+-- gauges (ports_open, worker_pid).
+CREATE FUNCTION rdma_exchange.transport_stats(OUT name text, OUT value bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'rx_transport_stats'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+-- The shared buffer pool: size, and how many buffers are in each state.
+-- An idle server has every buffer free except recv_posted_buffers.
+CREATE FUNCTION rdma_exchange.buffer_pool_stats(
+	OUT total_buffers bigint,
+	OUT buffer_size integer,
+	OUT message_size integer,
+	OUT free_buffers bigint,
+	OUT populate_buffers bigint,
+	OUT transmit_buffers bigint,
+	OUT recv_posted_buffers bigint,
+	OUT wait_buffers bigint,
+	OUT consume_buffers bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'rx_buffer_pool_stats'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW rdma_exchange.buffer_pool_stats AS
+	SELECT * FROM rdma_exchange.buffer_pool_stats();
+
+-- The transport alone, without the executor (src/transport/loopback_test.c):
+-- every participant calls it at the same time with the same query id, token
+-- and member addresses (fabric addresses, in member index order); it sends
+-- nmessages messages of msg_bytes bytes (at most one message's payload) to
+-- each member of send_to, receives from each member of recv_from, checks
+-- that each arrives exactly once, in order and intact (errors counts those
+-- that do not), and reports the time taken.  With stop_after > 0 it asks
+-- its sources to stop after that many messages.  For tests and benchmarks.
+CREATE FUNCTION rdma_exchange.transport_selftest(
+	query_id bigint, token bigint, self int, addrs text[],
+	nmessages bigint, msg_bytes int, send_to int[], recv_from int[],
+	exchange int DEFAULT 1, stop_after bigint DEFAULT 0,
+	OUT received bigint, OUT bytes bigint, OUT seconds float8,
+	OUT errors bigint, OUT retransmits bigint, OUT duplicates bigint,
+	OUT waits bigint, OUT msg_bytes_used int)
+RETURNS record
+AS 'MODULE_PATHNAME', 'rx_transport_selftest'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION rdma_exchange.transport_selftest(bigint, bigint, int, text[], bigint, int, int[], int[], int, bigint) FROM PUBLIC;
 
 -- ===== fragment execution (src/cluster/dispatch.c, src/cluster/fragment.c) =====
 

@@ -35,6 +35,7 @@ int			rx_connect_timeout = 10;
 int			rx_fault_drop_percent = 0;
 int			rx_fault_duplicate_percent = 0;
 int			rx_fault_reorder_percent = 0;
+int			rx_peer_timeout = 10000;
 
 static const struct config_enum_entry provider_options[] = {
 	{"auto", RX_PROVIDER_AUTO, false},
@@ -123,6 +124,11 @@ _PG_init(void)
 							"Test setting: percentage of received datagrams the transport holds back and delivers after later ones.",
 							NULL, &rx_fault_reorder_percent, 0, 0, 100,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("rdma_exchange.peer_timeout",
+							"Time after which a member whose transport worker acknowledges nothing is considered gone.",
+							NULL, &rx_peer_timeout, 10000, 100, 3600 * 1000,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("rdma_exchange");
 

@@ -49,4 +49,6 @@ extern int	rx_fault_drop_percent;
 extern int	rx_fault_duplicate_percent;
 extern int	rx_fault_reorder_percent;
 
+extern int	rx_peer_timeout;		/* ms without acknowledgement: member gone */
+
 #endif							/* RDMA_EXCHANGE_H */

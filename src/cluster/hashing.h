@@ -30,6 +30,9 @@ extern Oid	rx_hash_proc_for(Oid opfamily, Oid type);
 /* default hash opfamily of a type, error if none */
 extern Oid	rx_default_hash_opfamily(Oid type);
 
+/* same, InvalidOid instead of an error */
+extern Oid	rx_default_hash_opfamily_or_none(Oid type);
+
 /* member index of a value, given the fmgr info of its hash function */
 extern int	rx_member_for_datum(FmgrInfo *hashfn, Oid collation, Datum value,
 								bool isnull, int nmembers);

@@ -55,4 +55,32 @@ extern void rx_table_distribution(Oid relid, RxTableDist *dist);
 /* called from _PG_init */
 extern void rx_metadata_init(void);
 
+/* OIDs of rdma_exchange.node and rdma_exchange.dist_table, or InvalidOid */
+extern Oid	rx_node_catalog_relid(void);
+extern Oid	rx_dist_catalog_relid(void);
+
+/* the same, without catalog access, for relcache callbacks */
+extern Oid	rx_node_catalog_relid_cached(void);
+extern Oid	rx_dist_catalog_relid_cached(void);
+
+/* name of the distribution column of a hash-distributed table, else NULL */
+extern const char *rx_table_dist_column(Oid relid);
+
+/*
+ * Member sessions.  Every libpq connection that one member opens to
+ * another (remote.c) sets application_name to RX_APPLICATION_NAME; the
+ * fragments of distributed queries, rows forwarded by DML and the commands
+ * of rdma_exchange.run_on_all_nodes() all run in such sessions.  In a
+ * member session DML on a distributed table applies to this member's part
+ * only and is never forwarded again (dml.c); the planner should plan it
+ * locally (those sessions also set rdma_exchange.enable = off, except the
+ * fragment connections of dispatch.c).  rx_push_member_session() makes the
+ * current backend act as one while run_on_all_nodes() runs its command
+ * locally.
+ */
+#define RX_APPLICATION_NAME "rdma_exchange"
+extern bool rx_in_member_session(void);
+extern void rx_push_member_session(void);
+extern void rx_pop_member_session(void);
+
 #endif							/* RX_METADATA_H */

@@ -34,9 +34,58 @@ extern void rx_exec_command(PGconn *conn, const char *member_name,
 extern PGresult *rx_exec_query(PGconn *conn, const char *member_name,
 							   const char *sql);
 
+/*
+ * run a query and return its rows as palloc'd strings (NULL for SQL NULL),
+ * rows[i][j]; the PGresult is already cleared
+ */
+extern char ***rx_query_strings(PGconn *conn, const char *member_name,
+								const char *sql, int *nrows);
+
 /* raise elevel with the remote error of res (or of conn) naming the member */
 extern void rx_report_remote_error(int elevel, PGconn *conn, PGresult *res,
 								   const char *member_name,
 								   const char *context);
+
+/*
+ * Ownership.  A connection made by rx_connect*() belongs to the
+ * (sub)transaction that made it: if that (sub)transaction aborts, the
+ * connection is closed (a command still running on it is cancelled
+ * first), so an error between connecting and closing never leaks one.
+ * Close it with rx_disconnect() (PQfinish() works too) when done.  A
+ * connection still open when its transaction commits is left open and
+ * becomes the caller's.  A connection meant to outlive errors, e.g. one
+ * kept in a pool across transactions, must be handed over with
+ * rx_connection_keep() right after rx_connect*(): abort then leaves it
+ * alone and its owner alone closes it.
+ */
+extern void rx_disconnect(PGconn *conn);
+extern void rx_connection_keep(PGconn *conn);
+
+/*
+ * A member session for the control plane (metadata, forwarded rows,
+ * run_on_all_nodes): like rx_connect_member(), and the remote session
+ * runs with rdma_exchange.enable = off (it works on the member's own
+ * part), DateStyle ISO and IntervalStyle postgres (rows travel as text).
+ * With failure != NULL an unreachable member returns NULL and the libpq
+ * message in *failure instead of raising an error.
+ */
+extern PGconn *rx_connect_session(const RxMember *member, char **failure);
+
+/* best-effort cancel of the command running on conn */
+extern void rx_cancel(PGconn *conn);
+
+/*
+ * Nonblocking connections (rx_connect_session() makes them so): send
+ * everything libpq holds, and COPY data, waiting interruptibly for the
+ * socket instead of blocking in libpq.
+ */
+extern void rx_flush(PGconn *conn, const char *member_name);
+extern void rx_put_copy_data(PGconn *conn, const char *member_name,
+							 const char *buf, int len);
+extern void rx_put_copy_end(PGconn *conn, const char *member_name,
+							const char *errormsg);
+
+/* called from rx_metadata_init() */
+extern void rx_remote_init(void);
 
 #endif							/* RX_REMOTE_H */

@@ -1,0 +1,41 @@
+/*-------------------------------------------------------------------------
+ *
+ * admin.h
+ *	  Helpers shared by the SQL API functions (admin.c, distribute.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef RX_ADMIN_H
+#define RX_ADMIN_H
+
+#include "libpq-fe.h"
+#include "cluster/metadata.h"
+
+/*
+ * Bracket the work of an API function: rdma_exchange.enable is off in
+ * between, so the function's own queries are never planned as
+ * distributed ones.  Abort undoes it too.
+ */
+extern int	rx_admin_begin(void);
+extern void rx_admin_end(int nestlevel);
+
+/* local queries through SPI; results palloc'd in the caller's context */
+extern char ***rx_spi_strings(const char *sql, int *nrows);
+extern void rx_spi_exec(const char *sql);
+
+/* the installed version of the extension in this database */
+extern char *rx_local_extension_version(void);
+
+/* error unless member's rdma_exchange.node lists exactly members */
+extern void rx_check_member_catalog(PGconn *conn, const RxMember *member,
+									const RxMember *members, int nmembers);
+
+/* distribute.c: give a new member every reference table */
+extern void rx_replicate_reference_tables(const RxMember *target,
+										  const RxMember *members,
+										  int nmembers);
+
+/* distribute.c: the CREATE TRIGGER commands for a distributed table */
+extern char *rx_trigger_ddl(const char *qualified, RxDistMethod method);
+
+#endif							/* RX_ADMIN_H */

@@ -1,0 +1,727 @@
+/*-------------------------------------------------------------------------
+ *
+ * dml.c
+ *	  Direct DML on distributed and reference tables: rows go to their
+ *	  owners, and what cannot be done correctly is refused.
+ *
+ * A row on the wrong member is a defect (DESIGN 3.5), so every write path
+ * into a distributed or reference table either routes rows or fails:
+ *
+ * Hash-distributed tables
+ *	- INSERT and COPY FROM: a BEFORE INSERT row trigger (named
+ *	  zzz_rdma_exchange_route so that it fires after the user's own BEFORE
+ *	  triggers, which may still change the row) computes the owner of the
+ *	  row.  This member's rows are stored here; the others are streamed to
+ *	  their owners with COPY over libpq and skipped locally.  The streams end
+ *	  at the end of the statement (an AFTER statement trigger), where errors
+ *	  of the owners (unique violations, ...) are raised, and the owners
+ *	  commit in the local transaction's pre-commit (remote_xact.c), with
+ *	  savepoints following local subtransactions.  Consequences: the
+ *	  command tag counts only the rows stored on this member, and
+ *	  INSERT ... RETURNING and INSERT ... ON CONFLICT are refused (the
+ *	  forwarded rows could not be returned, and a conflict on another
+ *	  member would be an error instead of the requested action).
+ *	- UPDATE of the distribution column: refused everywhere (the row would
+ *	  have to move); delete and insert the row instead.
+ *	- UPDATE, DELETE and MERGE of a distributed table: refused, because
+ *	  PostgreSQL would only see and change this member's part.  Use
+ *	  rdma_exchange.run_on_all_nodes(), which runs the statement on every
+ *	  member's part in one transaction.
+ *	- TRUNCATE: forwarded to every member (as TRUNCATE ONLY: RESTART
+ *	  IDENTITY and CASCADE apply to this member only).
+ *
+ * Reference tables (a full copy on every member)
+ *	- INSERT and COPY FROM: stored here and streamed to every other member
+ *	  the same way; ON CONFLICT is refused (the action could differ between
+ *	  the copies).
+ *	- UPDATE and DELETE: each changed row is applied on every other member
+ *	  by its primary key, one statement per row and member, checking that
+ *	  exactly one row matched there.  A reference table without a primary
+ *	  key refuses UPDATE and DELETE.  MERGE is refused.
+ *	- TRUNCATE: forwarded to every member.
+ *
+ * Defaults (serial, identity, now()) are evaluated on the member that
+ * runs the INSERT, before the row is routed; a sequence is per member, so
+ * serial values drawn on different members can collide.  Forwarded rows
+ * become visible to other sessions when the local transaction commits.
+ *
+ * Member sessions (application_name 'rdma_exchange': forwarded rows and
+ * rdma_exchange.run_on_all_nodes()) work on this member's part only and
+ * never forward: a forwarded row must belong to this member (anything else
+ * means the members' catalogs differ, and is an error), and UPDATE and
+ * DELETE are allowed there because the same statement runs on every
+ * member.
+ *
+ * The statement-level refusals live in an ExecutorStart hook, so they
+ * happen before any row is touched and also cover statements in functions
+ * and writable CTEs; the row work lives in the triggers, which
+ * create_distributed_table() and create_reference_table() install on every
+ * member.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/index.h"
+#include "catalog/pg_index.h"
+#include "commands/trigger.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/plannodes.h"
+#include "parser/parsetree.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "cluster/dml.h"
+#include "cluster/hashing.h"
+#include "cluster/metadata.h"
+#include "cluster/remote.h"
+#include "cluster/remote_xact.h"
+#include "cluster/rowcopy.h"
+
+PG_FUNCTION_INFO_V1(rx_route_row);
+PG_FUNCTION_INFO_V1(rx_flush_rows);
+PG_FUNCTION_INFO_V1(rx_forward_change);
+PG_FUNCTION_INFO_V1(rx_forward_truncate);
+
+static ExecutorStart_hook_type prev_executor_start = NULL;
+
+/* ---------------------------------------------------------------------
+ * Per-table routing state, cached per backend
+ * ---------------------------------------------------------------------
+ */
+
+typedef struct RouteState
+{
+	Oid			relid;			/* hash key */
+	bool		valid;
+	MemoryContext cxt;
+	RxTableDist dist;
+	int			nmembers;
+	RxMember   *members;
+	int			self;
+	FmgrInfo	hashfn;
+	Oid			collation;
+	RxRowEncoder *enc;
+	/* reference tables: primary key and per-row statements */
+	int			npk;
+	AttrNumber *pk;
+	char	   *delete_sql;
+	char	   *update_sql;
+	int			nupd;			/* columns set by update_sql */
+	AttrNumber *upd;
+	FmgrInfo   *out;			/* output function per attribute */
+} RouteState;
+
+static HTAB *route_cache = NULL;
+
+/* contexts of replaced states, freed at transaction end (may be in use) */
+static List *dead_contexts = NIL;
+
+static void
+dml_relcache_callback(Datum arg, Oid relid)
+{
+	HASH_SEQ_STATUS status;
+	RouteState *rs;
+
+	if (route_cache == NULL)
+		return;
+	hash_seq_init(&status, route_cache);
+	while ((rs = hash_seq_search(&status)) != NULL)
+	{
+		if (relid == InvalidOid || rs->relid == relid ||
+			relid == rx_node_catalog_relid_cached() ||
+			relid == rx_dist_catalog_relid_cached())
+			rs->valid = false;
+	}
+}
+
+static void
+dml_xact_callback(XactEvent event, void *arg)
+{
+	ListCell   *lc;
+
+	if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT &&
+		event != XACT_EVENT_PREPARE)
+		return;
+	foreach(lc, dead_contexts)
+		MemoryContextDelete((MemoryContext) lfirst(lc));
+	list_free(dead_contexts);
+	dead_contexts = NIL;
+}
+
+static void
+build_reference_sql(RouteState *rs, Relation rel)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	Oid			pkoid = RelationGetPrimaryKeyIndex(rel);
+	StringInfoData where;
+	StringInfoData sql;
+	int			param;
+
+	rs->out = palloc0(sizeof(FmgrInfo) * Max(desc->natts, 1));
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		Oid			outfn;
+		bool		isvarlena;
+
+		if (att->attisdropped)
+			continue;
+		getTypeOutputInfo(att->atttypid, &outfn, &isvarlena);
+		fmgr_info_cxt(outfn, &rs->out[i], rs->cxt);
+	}
+
+	if (!OidIsValid(pkoid))
+		return;
+	{
+		HeapTuple	ixtup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(pkoid));
+		Form_pg_index ix;
+
+		if (!HeapTupleIsValid(ixtup))
+			elog(ERROR, "cache lookup failed for index %u", pkoid);
+		ix = (Form_pg_index) GETSTRUCT(ixtup);
+		rs->npk = ix->indnkeyatts;
+		rs->pk = palloc(sizeof(AttrNumber) * rs->npk);
+		for (int i = 0; i < rs->npk; i++)
+			rs->pk[i] = ix->indkey.values[i];
+		ReleaseSysCache(ixtup);
+	}
+
+	/* WHERE pk1 = $k AND ...; the SET list comes first in UPDATE */
+	rs->upd = palloc(sizeof(AttrNumber) * Max(desc->natts, 1));
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "UPDATE ONLY %s SET ", rs->enc->table_name);
+	param = 1;
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (att->attisdropped || att->attgenerated != '\0')
+			continue;
+		appendStringInfo(&sql, "%s%s = $%d", param > 1 ? ", " : "",
+						 quote_identifier(NameStr(att->attname)), param);
+		rs->upd[rs->nupd++] = att->attnum;
+		param++;
+	}
+	initStringInfo(&where);
+	for (int i = 0; i < rs->npk; i++)
+		appendStringInfo(&where, "%s%s = $%d", i > 0 ? " AND " : "",
+						 quote_identifier(NameStr(TupleDescAttr(desc, rs->pk[i] - 1)->attname)),
+						 param + i);
+	appendStringInfo(&sql, " WHERE %s", where.data);
+	rs->update_sql = sql.data;
+
+	resetStringInfo(&where);
+	for (int i = 0; i < rs->npk; i++)
+		appendStringInfo(&where, "%s%s = $%d", i > 0 ? " AND " : "",
+						 quote_identifier(NameStr(TupleDescAttr(desc, rs->pk[i] - 1)->attname)),
+						 i + 1);
+	rs->delete_sql = psprintf("DELETE FROM ONLY %s WHERE %s",
+							  rs->enc->table_name, where.data);
+}
+
+static RouteState *
+route_state(Relation rel)
+{
+	Oid			relid = RelationGetRelid(rel);
+	RouteState *rs;
+	bool		found;
+	MemoryContext old;
+
+	if (route_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(RouteState);
+		ctl.hcxt = TopMemoryContext;
+		route_cache = hash_create("rdma_exchange routing", 32, &ctl,
+								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	rs = hash_search(route_cache, &relid, HASH_ENTER, &found);
+	if (found && rs->valid)
+		return rs;
+	if (found && rs->cxt != NULL)
+	{
+		MemoryContext cold = rs->cxt;
+
+		old = MemoryContextSwitchTo(TopMemoryContext);
+		dead_contexts = lappend(dead_contexts, cold);
+		MemoryContextSwitchTo(old);
+	}
+	rs->cxt = NULL;
+	rs->valid = false;
+
+	/* an error below leaves valid = false and cxt = NULL: rebuilt next time */
+	{
+		MemoryContext cxt = AllocSetContextCreate(TopMemoryContext,
+												  "rdma_exchange routing state",
+												  ALLOCSET_SMALL_SIZES);
+		RxTableDist dist;
+		RxMember   *members;
+		int			nmembers;
+		int			self;
+
+		old = MemoryContextSwitchTo(cxt);
+		PG_TRY();
+		{
+			rx_table_distribution(relid, &dist);
+			nmembers = rx_get_members(&members);
+			self = rx_self_member_index();
+			memset(rs, 0, sizeof(RouteState));
+			rs->relid = relid;
+			rs->cxt = cxt;
+			rs->dist = dist;
+			rs->nmembers = nmembers;
+			rs->members = members;
+			rs->self = self;
+			if (dist.method != RX_DIST_NONE)
+			{
+				rs->enc = rx_row_encoder_create(rel);
+				if (dist.method == RX_DIST_HASH)
+				{
+					fmgr_info_cxt(rx_hash_proc_for(dist.hash_opfamily,
+												   dist.distcol_type),
+								  &rs->hashfn, cxt);
+					rs->collation = TupleDescAttr(RelationGetDescr(rel),
+												  dist.distcol - 1)->attcollation;
+				}
+				else
+					build_reference_sql(rs, rel);
+			}
+		}
+		PG_CATCH();
+		{
+			MemoryContextSwitchTo(old);
+			memset(rs, 0, sizeof(RouteState));
+			rs->relid = relid;
+			MemoryContextDelete(cxt);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		MemoryContextSwitchTo(old);
+	}
+	rs->valid = true;
+	return rs;
+}
+
+static void
+require_self(RouteState *rs, Relation rel)
+{
+	if (rs->self < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot write to table \"%s\": this server is not a member of the cluster",
+						RelationGetRelationName(rel)),
+				 errdetail("The table is distributed, but no row of rdma_exchange.node has this server's system identifier."),
+				 errhint("Compare rdma_exchange.nodes on the members.")));
+}
+
+static TriggerData *
+trigger_data(FunctionCallInfo fcinfo, const char *fname)
+{
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("%s must be called as a trigger", fname)));
+	return (TriggerData *) fcinfo->context;
+}
+
+/* ---------------------------------------------------------------------
+ * rdma_exchange.route_row(): BEFORE INSERT FOR EACH ROW
+ * ---------------------------------------------------------------------
+ */
+
+Datum
+rx_route_row(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = trigger_data(fcinfo, "rdma_exchange.route_row()");
+	Relation	rel = td->tg_relation;
+	HeapTuple	tuple = td->tg_trigtuple;
+	TupleDesc	desc = RelationGetDescr(rel);
+	RouteState *rs;
+	Datum	   *values;
+	bool	   *nulls;
+	StringInfoData line;
+	int			nest;
+
+	if (!TRIGGER_FIRED_BEFORE(td->tg_event) || !TRIGGER_FIRED_FOR_ROW(td->tg_event) ||
+		!TRIGGER_FIRED_BY_INSERT(td->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("rdma_exchange.route_row() must be a BEFORE INSERT row trigger")));
+
+	rs = route_state(rel);
+	if (rs->dist.method == RX_DIST_NONE)
+		return PointerGetDatum(tuple);	/* no longer distributed */
+	require_self(rs, rel);
+
+	if (rs->dist.method == RX_DIST_HASH)
+	{
+		bool		isnull;
+		Datum		value = heap_getattr(tuple, rs->dist.distcol, desc, &isnull);
+		int			owner = rx_member_for_datum(&rs->hashfn, rs->collation,
+												value, isnull, rs->nmembers);
+
+		if (owner == rs->self)
+			return PointerGetDatum(tuple);
+		if (rx_in_member_session())
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("row of table \"%s\" belongs to member \"%s\", not to this member \"%s\"",
+							RelationGetRelationName(rel),
+							rs->members[owner].name, rs->members[rs->self].name),
+					 errdetail("Sessions opened by other members (application_name \"%s\") store only the rows this member owns and never forward rows.",
+							   RX_APPLICATION_NAME),
+					 errhint("Insert into a distributed table from an ordinary session, not through rdma_exchange.run_on_all_nodes(); if the row was forwarded by another member, the members' catalogs differ: compare rdma_exchange.nodes on every member.")));
+
+		values = palloc(sizeof(Datum) * desc->natts);
+		nulls = palloc(sizeof(bool) * desc->natts);
+		heap_deform_tuple(tuple, desc, values, nulls);
+		initStringInfo(&line);
+		nest = rx_transmission_begin();
+		rx_row_encode(rs->enc, values, nulls, &line);
+		rx_transmission_end(nest);
+		rx_xact_copy_row(&rs->members[owner], rs->relid, rs->enc->table_name,
+						 rs->enc->copy_command, line.data, line.len);
+		return PointerGetDatum(NULL);	/* stored by its owner instead */
+	}
+
+	/* reference table: here and on every other member */
+	if (rx_in_member_session())
+		return PointerGetDatum(tuple);
+	values = palloc(sizeof(Datum) * desc->natts);
+	nulls = palloc(sizeof(bool) * desc->natts);
+	heap_deform_tuple(tuple, desc, values, nulls);
+	initStringInfo(&line);
+	nest = rx_transmission_begin();
+	rx_row_encode(rs->enc, values, nulls, &line);
+	rx_transmission_end(nest);
+	for (int m = 0; m < rs->nmembers; m++)
+		if (m != rs->self)
+			rx_xact_copy_row(&rs->members[m], rs->relid, rs->enc->table_name,
+							 rs->enc->copy_command, line.data, line.len);
+	return PointerGetDatum(tuple);
+}
+
+/* ---------------------------------------------------------------------
+ * rdma_exchange.flush_rows(): AFTER INSERT FOR EACH STATEMENT
+ * ---------------------------------------------------------------------
+ */
+
+Datum
+rx_flush_rows(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = trigger_data(fcinfo, "rdma_exchange.flush_rows()");
+
+	/* the owners' errors belong to this statement, not to COMMIT */
+	rx_xact_copy_end(RelationGetRelid(td->tg_relation));
+	return PointerGetDatum(NULL);
+}
+
+/* ---------------------------------------------------------------------
+ * rdma_exchange.forward_change(): BEFORE UPDATE OR DELETE FOR EACH ROW,
+ * reference tables only
+ * ---------------------------------------------------------------------
+ */
+
+Datum
+rx_forward_change(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = trigger_data(fcinfo, "rdma_exchange.forward_change()");
+	Relation	rel = td->tg_relation;
+	TupleDesc	desc = RelationGetDescr(rel);
+	bool		is_update = TRIGGER_FIRED_BY_UPDATE(td->tg_event);
+	HeapTuple	result = is_update ? td->tg_newtuple : td->tg_trigtuple;
+	RouteState *rs;
+	int			nparams;
+	const char **params;
+	int			p = 0;
+	int			nest;
+	PGconn	   *conns[RX_MAX_MEMBERS];
+
+	if (!TRIGGER_FIRED_BEFORE(td->tg_event) || !TRIGGER_FIRED_FOR_ROW(td->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("rdma_exchange.forward_change() must be a BEFORE row trigger")));
+
+	if (rx_in_member_session())
+		return PointerGetDatum(result);
+	rs = route_state(rel);
+	if (rs->dist.method != RX_DIST_REFERENCE)
+		return PointerGetDatum(result);
+	require_self(rs, rel);
+	if (rs->npk == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot update or delete rows of reference table \"%s\" without a primary key",
+						RelationGetRelationName(rel)),
+				 errhint("Add a primary key on every member, or use rdma_exchange.run_on_all_nodes().")));
+
+	nparams = (is_update ? rs->nupd : 0) + rs->npk;
+	params = palloc0(sizeof(char *) * nparams);
+	nest = rx_transmission_begin();
+	if (is_update)
+		for (int i = 0; i < rs->nupd; i++)
+		{
+			bool		isnull;
+			Datum		v = heap_getattr(td->tg_newtuple, rs->upd[i], desc, &isnull);
+
+			params[p++] = isnull ? NULL :
+				OutputFunctionCall(&rs->out[rs->upd[i] - 1], v);
+		}
+	for (int i = 0; i < rs->npk; i++)
+	{
+		bool		isnull;
+		Datum		v = heap_getattr(td->tg_trigtuple, rs->pk[i], desc, &isnull);
+
+		params[p++] = isnull ? NULL :
+			OutputFunctionCall(&rs->out[rs->pk[i] - 1], v);
+	}
+	rx_transmission_end(nest);
+
+	/* every member at once, then the answers */
+	for (int m = 0; m < rs->nmembers; m++)
+	{
+		if (m == rs->self)
+			continue;
+		conns[m] = rx_xact_connection(&rs->members[m]);
+		if (!PQsendQueryParams(conns[m], is_update ? rs->update_sql : rs->delete_sql,
+							   nparams, NULL, params, NULL, NULL, 0))
+			rx_report_remote_error(ERROR, conns[m], NULL, rs->members[m].name,
+								   "could not send a row change");
+	}
+	for (int m = 0; m < rs->nmembers; m++)
+	{
+		PGresult   *res;
+
+		if (m == rs->self)
+			continue;
+		while ((res = rx_get_result(conns[m], rs->members[m].name)) != NULL)
+		{
+			bool		ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+			bool		one = ok && strcmp(PQcmdTuples(res), "1") == 0;
+
+			if (!ok)
+			{
+				PG_TRY();
+				{
+					rx_report_remote_error(ERROR, conns[m], res, rs->members[m].name,
+										   psprintf("changing a row of reference table %s",
+													rs->enc->table_name));
+				}
+				PG_FINALLY();
+				{
+					PQclear(res);
+				}
+				PG_END_TRY();
+			}
+			PQclear(res);
+			if (!one)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("reference table \"%s\" differs on member \"%s\"",
+								RelationGetRelationName(rel), rs->members[m].name),
+						 errdetail("The row to %s has no copy with the same primary key there.",
+								   is_update ? "update" : "delete"),
+						 errhint("Compare the table on the members, e.g. with rdma_exchange.run_on_all_nodes().")));
+		}
+	}
+	return PointerGetDatum(result);
+}
+
+/* ---------------------------------------------------------------------
+ * rdma_exchange.forward_truncate(): BEFORE TRUNCATE FOR EACH STATEMENT
+ * ---------------------------------------------------------------------
+ */
+
+Datum
+rx_forward_truncate(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = trigger_data(fcinfo, "rdma_exchange.forward_truncate()");
+	Relation	rel = td->tg_relation;
+	RouteState *rs;
+	char	   *sql;
+
+	if (rx_in_member_session())
+		return PointerGetDatum(NULL);
+	rs = route_state(rel);
+	if (rs->dist.method == RX_DIST_NONE)
+		return PointerGetDatum(NULL);
+	require_self(rs, rel);
+
+	sql = psprintf("TRUNCATE ONLY %s", rs->enc->table_name);
+	for (int m = 0; m < rs->nmembers; m++)
+		if (m != rs->self)
+			rx_exec_command(rx_xact_connection(&rs->members[m]),
+							rs->members[m].name, sql);
+	return PointerGetDatum(NULL);
+}
+
+/* ---------------------------------------------------------------------
+ * Statement checks: ExecutorStart hook
+ * ---------------------------------------------------------------------
+ */
+
+static void
+refuse(const char *what, Oid relid, const char *detail, const char *hint)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("%s on distributed table \"%s\" is not supported",
+					what, get_rel_name(relid)),
+			 errdetail("%s", detail),
+			 errhint("%s", hint)));
+}
+
+#define LOCAL_PART_ONLY "Each member stores only its own rows of the table, and this statement would see or change this member's rows only."
+
+static void
+check_modify_table(Plan *plan, PlannedStmt *ps)
+{
+	ModifyTable *mt;
+	ListCell   *lc;
+	int			i = 0;
+	bool		member_session;
+
+	if (plan == NULL || !IsA(plan, ModifyTable))
+		return;
+	mt = (ModifyTable *) plan;
+	member_session = rx_in_member_session();
+
+	foreach(lc, mt->resultRelations)
+	{
+		Index		rti = lfirst_int(lc);
+		RangeTblEntry *rte = rt_fetch(rti, ps->rtable);
+		RxTableDist dist;
+		Oid			relid = rte->relid;
+
+		i++;
+		rx_table_distribution(relid, &dist);
+		if (dist.method == RX_DIST_NONE)
+			continue;
+
+		if (dist.method == RX_DIST_HASH)
+		{
+			switch (mt->operation)
+			{
+				case CMD_UPDATE:
+					if (list_member_int(list_nth(mt->updateColnosLists, i - 1),
+										dist.distcol))
+						ereport(ERROR,
+								(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+								 errmsg("cannot update distribution column \"%s\" of table \"%s\"",
+										get_attname(relid, dist.distcol, false),
+										get_rel_name(relid)),
+								 errdetail("The new value could belong to another member."),
+								 errhint("Delete the row and insert it with the new value instead.")));
+					if (!member_session)
+						refuse("UPDATE", relid, LOCAL_PART_ONLY,
+							   "Run the UPDATE on every member's part with rdma_exchange.run_on_all_nodes().");
+					break;
+				case CMD_DELETE:
+					if (!member_session)
+						refuse("DELETE", relid, LOCAL_PART_ONLY,
+							   "Run the DELETE on every member's part with rdma_exchange.run_on_all_nodes(), or TRUNCATE the table.");
+					break;
+				case CMD_MERGE:
+					if (!member_session)
+						refuse("MERGE", relid, LOCAL_PART_ONLY,
+							   "Use INSERT, and run UPDATE or DELETE with rdma_exchange.run_on_all_nodes().");
+					break;
+				case CMD_INSERT:
+					if (member_session)
+						break;
+					if (mt->onConflictAction != ONCONFLICT_NONE)
+						refuse("INSERT ... ON CONFLICT", relid,
+							   "Rows owned by other members are sent to them with COPY, where a conflict would be an error instead of the requested action.",
+							   "Insert without ON CONFLICT.");
+					if (mt->returningLists != NIL)
+						refuse("INSERT ... RETURNING", relid,
+							   "Rows owned by other members are stored there and could not be returned.",
+							   "Insert without RETURNING.");
+					break;
+				default:
+					break;
+			}
+		}
+		else
+		{
+			if (member_session)
+				continue;
+			if (mt->operation == CMD_MERGE)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("MERGE on reference table \"%s\" is not supported",
+								get_rel_name(relid)),
+						 errhint("Use INSERT, UPDATE and DELETE, which are applied on every member.")));
+			if (mt->operation == CMD_INSERT && mt->onConflictAction != ONCONFLICT_NONE)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("INSERT ... ON CONFLICT on reference table \"%s\" is not supported",
+								get_rel_name(relid)),
+						 errdetail("The row is sent to the other members before this member checks for a conflict."),
+						 errhint("Insert without ON CONFLICT.")));
+			if (mt->operation == CMD_UPDATE || mt->operation == CMD_DELETE)
+			{
+				Relation	rel = RelationIdGetRelation(relid);
+				bool		has_pk = false;
+
+				if (RelationIsValid(rel))
+				{
+					has_pk = OidIsValid(RelationGetPrimaryKeyIndex(rel));
+					RelationClose(rel);
+				}
+				if (!has_pk)
+					ereport(ERROR,
+							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+							 errmsg("cannot %s rows of reference table \"%s\" without a primary key",
+									mt->operation == CMD_UPDATE ? "update" : "delete",
+									get_rel_name(relid)),
+							 errdetail("Changed rows are applied on the other members by primary key."),
+							 errhint("Add a primary key on every member, or use rdma_exchange.run_on_all_nodes().")));
+			}
+		}
+	}
+}
+
+static void
+rx_dml_executor_start(QueryDesc *queryDesc, int eflags)
+{
+	PlannedStmt *ps = queryDesc->plannedstmt;
+
+	if ((ps->commandType != CMD_SELECT || ps->hasModifyingCTE) &&
+		(eflags & EXEC_FLAG_EXPLAIN_ONLY) == 0 &&
+		rx_extension_loaded())
+	{
+		ListCell   *lc;
+
+		/* ModifyTable is the root of the plan or of a writable CTE */
+		check_modify_table(ps->planTree, ps);
+		foreach(lc, ps->subplans)
+			check_modify_table((Plan *) lfirst(lc), ps);
+	}
+
+	if (prev_executor_start)
+		prev_executor_start(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+}
+
+void
+rx_dml_init(void)
+{
+	prev_executor_start = ExecutorStart_hook;
+	ExecutorStart_hook = rx_dml_executor_start;
+	CacheRegisterRelcacheCallback(dml_relcache_callback, (Datum) 0);
+	RegisterXactCallback(dml_xact_callback, NULL);
+}

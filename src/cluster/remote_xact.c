@@ -1,0 +1,513 @@
+/*-------------------------------------------------------------------------
+ *
+ * remote_xact.c
+ *	  Remote transactions tied to the local one (see remote_xact.h).
+ *
+ * A row forwarded to its owner or a catalog row pushed to a member must
+ * exist there exactly when the local transaction commits, including when
+ * a local subtransaction rolls back (a PL/pgSQL exception block, a
+ * savepoint): otherwise a failure would leave rows on a member that the
+ * local transaction never committed.  So each connection carries a remote
+ * transaction opened at first use and a remote savepoint for each local
+ * subtransaction level that used it, released or rolled back by the
+ * subtransaction callbacks, and the remote COMMIT is sent at local
+ * pre-commit.  On local abort the connection is closed: the member rolls
+ * back when its client goes away, and nothing here can hang an abort.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/latch.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "cluster/remote.h"
+#include "cluster/remote_xact.h"
+
+#define MAX_XACT_CONNS 64
+
+/* abort-time cleanup waits at most this long for a member (ms) */
+#define CLEANUP_TIMEOUT_MS 30000
+
+typedef struct XactConn
+{
+	bool		in_use;
+	char		name[NAMEDATALEN];
+	Oid			userid;
+	PGconn	   *conn;
+	int			xact_depth;		/* 0: no remote transaction; 1: BEGIN sent;
+								 * n > 1: savepoints up to level n */
+	Oid			copy_relid;		/* COPY in progress for this relation */
+	char	   *copy_table;		/* its name, in TopMemoryContext */
+} XactConn;
+
+static XactConn xconns[MAX_XACT_CONNS];
+
+/* a member whose remote transaction was lost; commit must fail */
+static char doomed_member[NAMEDATALEN];
+
+static void
+forget(XactConn *xc)
+{
+	if (xc->conn != NULL)
+	{
+		rx_cancel(xc->conn);
+		rx_disconnect(xc->conn);
+	}
+	if (xc->copy_table)
+		pfree(xc->copy_table);
+	memset(xc, 0, sizeof(XactConn));
+}
+
+static void
+doom(XactConn *xc)
+{
+	if (doomed_member[0] == '\0')
+		strlcpy(doomed_member, xc->name, sizeof(doomed_member));
+	forget(xc);
+}
+
+/* ---------------------------------------------------------------------
+ * Non-throwing helpers for abort processing (interrupts are held there)
+ * ---------------------------------------------------------------------
+ */
+
+static bool
+cleanup_drain(PGconn *conn, TimestampTz deadline, bool *ok)
+{
+	for (;;)
+	{
+		PGresult   *res;
+
+		while (PQisBusy(conn))
+		{
+			long		timeout = TimestampDifferenceMilliseconds(GetCurrentTimestamp(),
+																  deadline);
+			int			rc;
+
+			if (timeout <= 0)
+				return false;
+			rc = WaitLatchOrSocket(MyLatch,
+								   WL_LATCH_SET | WL_SOCKET_READABLE | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+								   PQsocket(conn), timeout, PG_WAIT_EXTENSION);
+			if (rc & WL_LATCH_SET)
+				ResetLatch(MyLatch);
+			if ((rc & WL_SOCKET_READABLE) && !PQconsumeInput(conn))
+				return false;
+		}
+		res = PQgetResult(conn);
+		if (res == NULL)
+			return true;
+		if (PQresultStatus(res) == PGRES_FATAL_ERROR)
+			*ok = false;
+		else if (PQresultStatus(res) == PGRES_COPY_IN)
+		{
+			/* cannot happen after PQputCopyEnd; do not wait for it */
+			PQclear(res);
+			return false;
+		}
+		PQclear(res);
+	}
+}
+
+static bool
+cleanup_exec(PGconn *conn, const char *sql)
+{
+	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													   CLEANUP_TIMEOUT_MS);
+	bool		ok = true;
+
+	if (!PQsendQuery(conn, sql))
+		return false;
+	while (PQflush(conn) == 1)
+	{
+		if (GetCurrentTimestamp() >= deadline)
+			return false;
+		(void) WaitLatchOrSocket(MyLatch,
+								 WL_SOCKET_WRITEABLE | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+								 PQsocket(conn), 100, PG_WAIT_EXTENSION);
+	}
+	if (!cleanup_drain(conn, deadline, &ok))
+		return false;
+	return ok;
+}
+
+/* bring a connection whose command or COPY was interrupted back to idle */
+static bool
+cleanup_quiesce(XactConn *xc)
+{
+	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													   CLEANUP_TIMEOUT_MS);
+	bool		ok = true;
+
+	if (PQstatus(xc->conn) != CONNECTION_OK)
+		return false;
+	if (OidIsValid(xc->copy_relid))
+	{
+		if (PQputCopyEnd(xc->conn, "rolled back by rdma_exchange") != 1)
+			return false;
+		xc->copy_relid = InvalidOid;
+	}
+	else if (PQtransactionStatus(xc->conn) == PQTRANS_ACTIVE)
+		rx_cancel(xc->conn);
+	while (PQflush(xc->conn) == 1)
+	{
+		if (GetCurrentTimestamp() >= deadline)
+			return false;
+		(void) WaitLatchOrSocket(MyLatch,
+								 WL_SOCKET_WRITEABLE | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+								 PQsocket(xc->conn), 100, PG_WAIT_EXTENSION);
+	}
+	return cleanup_drain(xc->conn, deadline, &ok);
+}
+
+/* ---------------------------------------------------------------------
+ * Getting a connection
+ * ---------------------------------------------------------------------
+ */
+
+static void
+end_copy(XactConn *xc)
+{
+	PGresult   *res;
+	char		context[NAMEDATALEN * 2 + 64];
+
+	if (!OidIsValid(xc->copy_relid))
+		return;
+	snprintf(context, sizeof(context), "forwarding rows of table %s",
+			 xc->copy_table ? xc->copy_table : "?");
+	xc->copy_relid = InvalidOid;
+	rx_put_copy_end(xc->conn, xc->name, NULL);
+	while ((res = rx_get_result(xc->conn, xc->name)) != NULL)
+	{
+		if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		{
+			PG_TRY();
+			{
+				rx_report_remote_error(ERROR, xc->conn, res, xc->name, context);
+			}
+			PG_FINALLY();
+			{
+				PQclear(res);
+			}
+			PG_END_TRY();
+		}
+		PQclear(res);
+	}
+}
+
+static XactConn *
+get_xconn(const RxMember *member, char **failure)
+{
+	Oid			userid = GetUserId();
+	XactConn   *xc = NULL;
+	XactConn   *freeslot = NULL;
+	int			level = GetCurrentTransactionNestLevel();
+
+	if (doomed_member[0] != '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_IN_FAILED_SQL_TRANSACTION),
+				 errmsg("the remote transaction on member \"%s\" was lost",
+						doomed_member),
+				 errhint("Roll back this transaction and retry.")));
+
+	for (int i = 0; i < MAX_XACT_CONNS; i++)
+	{
+		if (!xconns[i].in_use)
+		{
+			if (freeslot == NULL)
+				freeslot = &xconns[i];
+			continue;
+		}
+		if (xconns[i].userid == userid &&
+			strcmp(xconns[i].name, member->name) == 0)
+		{
+			xc = &xconns[i];
+			break;
+		}
+	}
+
+	/*
+	 * Went bad between transactions (e.g. the member restarted): reading
+	 * what is pending marks the connection bad without an error.  Twice:
+	 * the first read may return the member's farewell message, the second
+	 * the end of file.
+	 */
+	if (xc != NULL && xc->xact_depth == 0 &&
+		(!PQconsumeInput(xc->conn) || !PQconsumeInput(xc->conn) ||
+		 PQstatus(xc->conn) != CONNECTION_OK ||
+		 PQtransactionStatus(xc->conn) != PQTRANS_IDLE))
+	{
+		forget(xc);
+		freeslot = xc;
+		xc = NULL;
+	}
+
+	if (xc == NULL)
+	{
+		PGconn	   *conn;
+
+		if (freeslot == NULL)
+		{
+			/* make room: drop a connection idle between transactions */
+			for (int i = 0; i < MAX_XACT_CONNS && freeslot == NULL; i++)
+				if (xconns[i].xact_depth == 0)
+				{
+					forget(&xconns[i]);
+					freeslot = &xconns[i];
+				}
+			if (freeslot == NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_TOO_MANY_CONNECTIONS),
+						 errmsg("too many connections to members in one transaction")));
+		}
+		conn = rx_connect_session(member, failure);
+		if (conn == NULL)
+			return NULL;
+		rx_connection_keep(conn);
+		xc = freeslot;
+		memset(xc, 0, sizeof(XactConn));
+		xc->in_use = true;
+		strlcpy(xc->name, member->name, sizeof(xc->name));
+		xc->userid = userid;
+		xc->conn = conn;
+	}
+
+	end_copy(xc);
+
+	if (xc->xact_depth == 0)
+	{
+		rx_exec_command(xc->conn, xc->name, "BEGIN");
+		xc->xact_depth = 1;
+	}
+	while (xc->xact_depth < level)
+	{
+		char		sql[64];
+
+		snprintf(sql, sizeof(sql), "SAVEPOINT rx_s%d", xc->xact_depth + 1);
+		rx_exec_command(xc->conn, xc->name, sql);
+		xc->xact_depth++;
+	}
+	return xc;
+}
+
+PGconn *
+rx_xact_connection(const RxMember *member)
+{
+	return get_xconn(member, NULL)->conn;
+}
+
+PGconn *
+rx_xact_connection_try(const RxMember *member, char **failure)
+{
+	XactConn   *xc = get_xconn(member, failure);
+
+	return xc ? xc->conn : NULL;
+}
+
+void
+rx_xact_copy_row(const RxMember *member, Oid relid, const char *table_name,
+				 const char *copy_command, const char *line, int len)
+{
+	XactConn   *xc = NULL;
+	Oid			userid = GetUserId();
+
+	for (int i = 0; i < MAX_XACT_CONNS; i++)
+		if (xconns[i].in_use && xconns[i].userid == userid &&
+			strcmp(xconns[i].name, member->name) == 0)
+		{
+			xc = &xconns[i];
+			break;
+		}
+
+	/* rows of a newer subtransaction level need their own savepoint */
+	if (xc == NULL || xc->copy_relid != relid ||
+		xc->xact_depth != GetCurrentTransactionNestLevel())
+	{
+		PGresult   *res;
+
+		xc = get_xconn(member, NULL);
+		if (!PQsendQuery(xc->conn, copy_command))
+			rx_report_remote_error(ERROR, xc->conn, NULL, xc->name,
+								   "could not start COPY");
+		res = rx_get_result(xc->conn, xc->name);
+		if (res == NULL || PQresultStatus(res) != PGRES_COPY_IN)
+		{
+			PG_TRY();
+			{
+				rx_report_remote_error(ERROR, xc->conn, res, xc->name,
+									   psprintf("forwarding rows of table %s",
+												table_name));
+			}
+			PG_FINALLY();
+			{
+				if (res)
+					PQclear(res);
+			}
+			PG_END_TRY();
+		}
+		PQclear(res);
+		xc->copy_relid = relid;
+		if (xc->copy_table)
+			pfree(xc->copy_table);
+		xc->copy_table = MemoryContextStrdup(TopMemoryContext, table_name);
+	}
+	rx_put_copy_data(xc->conn, xc->name, line, len);
+}
+
+void
+rx_xact_copy_end(Oid relid)
+{
+	for (int i = 0; i < MAX_XACT_CONNS; i++)
+	{
+		XactConn   *xc = &xconns[i];
+
+		if (xc->in_use && OidIsValid(xc->copy_relid) &&
+			(!OidIsValid(relid) || xc->copy_relid == relid))
+			end_copy(xc);
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * Transaction callbacks
+ * ---------------------------------------------------------------------
+ */
+
+static void
+pre_commit(void)
+{
+	if (doomed_member[0] != '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_TRANSACTION_ROLLBACK),
+				 errmsg("the remote transaction on member \"%s\" was lost",
+						doomed_member),
+				 errdetail("A subtransaction could not be rolled back there, so the changes of this transaction on that member are gone.")));
+
+	/* end every COPY first: a remote error must abort us before any COMMIT */
+	for (int i = 0; i < MAX_XACT_CONNS; i++)
+		if (xconns[i].in_use && xconns[i].xact_depth > 0)
+			end_copy(&xconns[i]);
+
+	/* COMMIT everywhere at once, then collect */
+	for (int i = 0; i < MAX_XACT_CONNS; i++)
+	{
+		XactConn   *xc = &xconns[i];
+
+		if (!xc->in_use || xc->xact_depth == 0)
+			continue;
+		if (!PQsendQuery(xc->conn, "COMMIT"))
+			rx_report_remote_error(ERROR, xc->conn, NULL, xc->name,
+								   "could not send COMMIT");
+	}
+	for (int i = 0; i < MAX_XACT_CONNS; i++)
+	{
+		XactConn   *xc = &xconns[i];
+		PGresult   *res;
+
+		if (!xc->in_use || xc->xact_depth == 0)
+			continue;
+		while ((res = rx_get_result(xc->conn, xc->name)) != NULL)
+		{
+			if (PQresultStatus(res) != PGRES_COMMAND_OK)
+			{
+				PG_TRY();
+				{
+					rx_report_remote_error(ERROR, xc->conn, res, xc->name,
+										   "committing the remote transaction");
+				}
+				PG_FINALLY();
+				{
+					PQclear(res);
+				}
+				PG_END_TRY();
+			}
+			PQclear(res);
+		}
+		xc->xact_depth = 0;
+	}
+}
+
+static void
+remote_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+			pre_commit();
+			break;
+		case XACT_EVENT_PRE_PREPARE:
+			for (int i = 0; i < MAX_XACT_CONNS; i++)
+				if (xconns[i].in_use && xconns[i].xact_depth > 0)
+					ereport(ERROR,
+							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+							 errmsg("cannot prepare a transaction that changed member \"%s\"",
+									xconns[i].name)));
+			break;
+		case XACT_EVENT_ABORT:
+			for (int i = 0; i < MAX_XACT_CONNS; i++)
+			{
+				XactConn   *xc = &xconns[i];
+
+				if (xc->in_use &&
+					(xc->xact_depth > 0 || OidIsValid(xc->copy_relid) ||
+					 PQtransactionStatus(xc->conn) != PQTRANS_IDLE))
+					forget(xc);
+			}
+			doomed_member[0] = '\0';
+			break;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PREPARE:
+			doomed_member[0] = '\0';
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+remote_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						SubTransactionId parentSubid, void *arg)
+{
+	int			level = GetCurrentTransactionNestLevel();
+
+	if (event != SUBXACT_EVENT_PRE_COMMIT_SUB && event != SUBXACT_EVENT_ABORT_SUB)
+		return;
+
+	for (int i = 0; i < MAX_XACT_CONNS; i++)
+	{
+		XactConn   *xc = &xconns[i];
+		char		sql[96];
+
+		if (!xc->in_use || xc->xact_depth < level)
+			continue;
+
+		if (event == SUBXACT_EVENT_PRE_COMMIT_SUB)
+		{
+			end_copy(xc);
+			snprintf(sql, sizeof(sql), "RELEASE SAVEPOINT rx_s%d", level);
+			rx_exec_command(xc->conn, xc->name, sql);
+			xc->xact_depth = level - 1;
+		}
+		else
+		{
+			snprintf(sql, sizeof(sql),
+					 "ROLLBACK TO SAVEPOINT rx_s%d; RELEASE SAVEPOINT rx_s%d",
+					 level, level);
+			if (cleanup_quiesce(xc) && cleanup_exec(xc->conn, sql))
+				xc->xact_depth = level - 1;
+			else
+				doom(xc);
+		}
+	}
+}
+
+void
+rx_remote_xact_init(void)
+{
+	RegisterXactCallback(remote_xact_callback, NULL);
+	RegisterSubXactCallback(remote_subxact_callback, NULL);
+}

@@ -1,0 +1,51 @@
+/*-------------------------------------------------------------------------
+ *
+ * remote_xact.h
+ *	  Remote transactions on other members that commit or roll back with
+ *	  the local one.
+ *
+ * The metadata functions and forwarded DML change other members through
+ * these connections: one per member and user, a remote transaction opened
+ * at first use, a savepoint for each local subtransaction level that uses
+ * it, COMMIT sent at local pre-commit, and the connection dropped (so the
+ * member rolls back) when the local transaction aborts.  Like
+ * postgres_fdw, without two-phase commit: a member that fails while
+ * committing can leave the others committed.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef RX_REMOTE_XACT_H
+#define RX_REMOTE_XACT_H
+
+#include "libpq-fe.h"
+#include "cluster/metadata.h"
+
+/*
+ * The connection to member in the current transaction, with the remote
+ * transaction open at the current subtransaction level and no COPY in
+ * progress.  Errors name the member.  Never close it: it belongs to this
+ * module.
+ */
+extern PGconn *rx_xact_connection(const RxMember *member);
+
+/* same, but NULL and the libpq message in *failure when unreachable */
+extern PGconn *rx_xact_connection_try(const RxMember *member, char **failure);
+
+/*
+ * Send one COPY text line (with its newline) for relid to member.  The
+ * COPY is started with copy_command ("COPY t (a, b) FROM STDIN") at the
+ * first row and stays open until rx_xact_copy_end(), another use of the
+ * connection, or commit.  table_name is for messages.
+ */
+extern void rx_xact_copy_row(const RxMember *member, Oid relid,
+							 const char *table_name,
+							 const char *copy_command,
+							 const char *line, int len);
+
+/* finish the COPYs of relid (InvalidOid: all); remote errors raise here */
+extern void rx_xact_copy_end(Oid relid);
+
+/* called from rx_metadata_init() */
+extern void rx_remote_xact_init(void);
+
+#endif							/* RX_REMOTE_XACT_H */

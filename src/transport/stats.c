@@ -1,0 +1,129 @@
+/*-------------------------------------------------------------------------
+ *
+ * stats.c
+ *	  SQL-callable statistics of the transport and the buffer pool:
+ *	  rdma_exchange.transport_stats() and rdma_exchange.buffer_pool_stats().
+ *
+ * Counters are cumulative since the server started; read them twice and
+ * subtract to see what a query did.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+
+#include "bufpool/bufpool.h"
+#include "transport/shared.h"
+
+PG_FUNCTION_INFO_V1(rx_transport_stats);
+PG_FUNCTION_INFO_V1(rx_buffer_pool_stats);
+
+/* in the order of RxCounter */
+static const char *const counter_names[RX_NCOUNTERS] = {
+	"datagrams_sent",
+	"datagrams_received",
+	"bytes_sent",
+	"bytes_received",
+	"data_messages_sent",
+	"data_messages_received",
+	"control_messages_sent",
+	"control_messages_received",
+	"local_messages_delivered",
+	"retransmissions",
+	"duplicates_dropped",
+	"out_of_window_dropped",
+	"bad_header_dropped",
+	"unknown_query_dropped",
+	"wrong_token_dropped",
+	"closed_port_dropped",
+	"early_control_dropped",
+	"fault_dropped",
+	"fault_duplicated",
+	"fault_reordered",
+	"send_queue_full",
+	"control_send_failed",
+	"ports_opened",
+	"ports_closed",
+};
+
+static void
+check_shared(void)
+{
+	if (rx_shared == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("rdma_exchange shared memory is not initialized"),
+				 errhint("Add rdma_exchange to shared_preload_libraries and restart the server.")));
+}
+
+/* (name text, value bigint) rows */
+Datum
+rx_transport_stats(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+	int			open = 0;
+
+	check_shared();
+	InitMaterializedSRF(fcinfo, 0);
+
+	for (int i = 0; i < RX_NCOUNTERS; i++)
+	{
+		values[0] = CStringGetTextDatum(counter_names[i]);
+		values[1] = Int64GetDatum((int64) pg_atomic_read_u64(&rx_shared->counters[i]));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+
+	/* gauges */
+	for (int i = 0; i < rx_shared->nports; i++)
+		if (rx_port_slot(i)->state != RX_PORT_FREE)
+			open++;
+	values[0] = CStringGetTextDatum("ports_open");
+	values[1] = Int64GetDatum(open);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+
+	values[0] = CStringGetTextDatum("worker_pid");
+	values[1] = Int64GetDatum(rx_shared->worker_pid);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+
+	return (Datum) 0;
+}
+
+/*
+ * One row: total_buffers, buffer_size, message_size, free_buffers, then
+ * the buffers in each state.
+ */
+Datum
+rx_buffer_pool_stats(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[9];
+	bool		nulls[9];
+	uint64		counts[RX_BUF_NSTATES];
+
+	check_shared();
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	tupdesc = BlessTupleDesc(tupdesc);
+
+	bufpool_count_states(counts);
+	memset(nulls, 0, sizeof(nulls));
+	values[0] = Int64GetDatum(bufpool_nbuffers());
+	values[1] = Int32GetDatum((int32) bufpool_buffer_size());
+	if (rx_shared->ready)
+		values[2] = Int32GetDatum((int32) rx_shared->msg_size);
+	else
+		nulls[2] = true;
+	values[3] = Int64GetDatum(counts[RX_BUF_FREE]);
+	values[4] = Int64GetDatum(counts[RX_BUF_POPULATE]);
+	values[5] = Int64GetDatum(counts[RX_BUF_TRANSMIT]);
+	values[6] = Int64GetDatum(counts[RX_BUF_RECV_POSTED]);
+	values[7] = Int64GetDatum(counts[RX_BUF_WAIT]);
+	values[8] = Int64GetDatum(counts[RX_BUF_CONSUME]);
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}

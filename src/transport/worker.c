@@ -1,0 +1,1862 @@
+/*-------------------------------------------------------------------------
+ *
+ * worker.c
+ *	  The transport worker: one background worker per instance that owns
+ *	  the fabric and moves messages between the ports of all members.
+ *
+ * Send/Receive over unreliable datagrams (the paper's SR over UD, one
+ * endpoint per instance shared by every backend), made reliable here:
+ *
+ *	- a stream (query, exchange, source member, destination member) numbers
+ *	  its messages from 0; the receiving worker delivers them in order to
+ *	  the port's queue, holds early ones (within the credit window) and
+ *	  drops duplicates;
+ *	- the receiver sends ACK messages carrying a cumulative ack, a selective
+ *	  ack bitmap and the absolute credit (messages consumed by the backend +
+ *	  credit window): every window/4 messages delivered or consumed, at
+ *	  end of stream, when the sender's credit is used up, on out-of-order or
+ *	  duplicate arrivals, on request, and on a timer until the stream ends
+ *	  (backing off while nothing changes);
+ *	- the sender never sends beyond its credit and keeps every message until
+ *	  acknowledged; it sends a message again after retransmit_timeout
+ *	  (doubled at each further try), or sooner when later messages got
+ *	  through (three deep in the selective acks, or sent half a tick later:
+ *	  time-based loss detection as in TCP's RACK), or as a probe when it is
+ *	  stuck without credit; and it asks for credit (CREDIT_REQUEST, with
+ *	  backoff) while it waits for it;
+ *	- messages between two ports of this instance move in shared memory.
+ *
+ * Credits make every port's memory bounded; retransmission and duplicate
+ * suppression make the fault injection settings harmless to results.
+ * Nothing is logged per message: everything is counted (transport_stats).
+ *
+ * The worker spins briefly while there is traffic and otherwise sleeps on
+ * its latch and the receive CQ's wait fd, so an idle instance uses no CPU.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <rdma/fi_errno.h>
+
+#include "common/pg_prng.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "tcop/tcopprot.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+#include "transport/fabric.h"
+#include "transport/shared.h"
+
+PGDLLEXPORT void rx_transport_worker_main(Datum main_arg);
+
+#define WORKER_NAME			"rdma_exchange transport"
+#define MAX_RECV_POSTED		256 /* receives kept posted (and pool / 4) */
+#define POLL_BATCH			64	/* completions handled per poll */
+#define IDLE_SPINS			4	/* empty polls before sleeping */
+#define CLOSED_RING			1024	/* recently closed ports remembered */
+#define MAX_DELAYED			16	/* datagrams held back by the reorder fault */
+#define MAX_BACKOFF			32	/* credit requests: at most every 32 timeouts */
+#define FAST_RETRANSMIT_DEPTH 3 /* later messages held before a hole is resent */
+#define MAX_RTO_SHIFT		5	/* timeout doubles per retry, up to 32x */
+
+/* worker-private state of one pool buffer */
+typedef struct WBuf
+{
+	uint64		seq;			/* DATA: sequence number */
+	TimestampTz sent_at;		/* 0: not sent yet */
+	uint8		inflight;		/* sends not completed */
+	uint8		tries;			/* retransmissions so far */
+	bool		acked;			/* free at send completion */
+	bool		orphan;			/* port gone: free at send completion */
+} WBuf;
+
+typedef struct WSend
+{
+	RxBufList	unacked;		/* in seq order, chained through the pool */
+	uint64		credit;
+	uint64		acked;
+	TimestampTz rack;			/* latest send time of an acknowledged message */
+	TimestampTz last_heard;		/* last ACK from the receiver */
+	bool		heard;			/* the receiver's port has answered once */
+	TimestampTz next_request;	/* next CREDIT_REQUEST allowed */
+	int			backoff;
+	bool		closed;
+} WSend;
+
+typedef struct WRecv
+{
+	uint64		next;			/* next seq to deliver */
+	int32	   *held;			/* [window] out-of-order buffers, or NULL */
+	int			nheld;
+	uint64		ack_sent;		/* cumulative ack in the last ACK */
+	uint64		adv_sent;		/* consumed count in the last ACK */
+	TimestampTz ack_time;
+	int			idle_shift;		/* keepalive ACK every timeout << idle_shift */
+	bool		dirty;			/* send an ACK at the end of this round */
+	bool		eos_done;
+} WRecv;
+
+typedef struct WPort
+{
+	bool		active;
+	uint32		gen;
+	RxPort	   *sh;
+	MemoryContext cxt;
+	uint64		query_id;
+	uint64		token;
+	int			self;
+	int			nmembers;
+	int			nsend;
+	int			nrecv;
+	int			window;
+	int			k;
+	RxFabricAddr addr[RX_MAX_MEMBERS];
+	WSend	   *send;			/* [nsend * nmembers] */
+	WRecv	   *recv;			/* [nrecv * nmembers] */
+	uint32		stopped_recv;	/* receive exchanges we asked to stop */
+	bool		wake;			/* set the owner's latch this round */
+	bool		dirty;			/* some receive stream has an ACK due */
+	bool		error_reported;
+} WPort;
+
+/* a port that closed recently: late messages for it get a CLOSED answer */
+typedef struct ClosedPort
+{
+	uint64		query_id;
+	uint64		token;
+	int			nmembers;
+	int			nrecv;
+	int			recv_exchange_ids[RX_MAX_EXCHANGES];
+	RxFabricAddr addr[RX_MAX_MEMBERS];	/* to tell late senders */
+} ClosedPort;
+
+typedef struct Peer
+{
+	char		address[RX_FABRIC_ADDR_LEN];
+	RxFabricAddr addr;
+} Peer;
+
+static RxFabricInfo finfo;
+static int	nbuf;
+static Size msg_size;			/* header + payload */
+static int	recv_target;
+static int	nposted;
+static WBuf *wbufs;
+static WPort *wports;
+static int *active;
+static int	nactive;
+static TimestampTz now;
+static bool tx_blocked;
+static ClosedPort closed_ring[CLOSED_RING];
+static int	closed_next;
+static Peer *peers;
+static int	npeers;
+static int	maxpeers;
+static int	delayed[MAX_DELAYED];
+static int	ndelayed;
+static int	delayed_ready;		/* delayed entries older than this round */
+static WaitEventSet *wes;
+
+#define WSEND(w, sidx, m)	(&(w)->send[(sidx) * (w)->nmembers + (m)])
+#define WRECV(w, ridx, m)	(&(w)->recv[(ridx) * (w)->nmembers + (m)])
+
+/* ---------------------------------------------------------------------
+ * Registration and small helpers
+ * ---------------------------------------------------------------------
+ */
+
+void
+rx_worker_register(void)
+{
+	BackgroundWorker bgw;
+
+	memset(&bgw, 0, sizeof(bgw));
+	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	bgw.bgw_start_time = BgWorkerStart_ConsistentState;
+	bgw.bgw_restart_time = 1;
+	strlcpy(bgw.bgw_library_name, RX_EXTENSION_NAME, BGW_MAXLEN);
+	strlcpy(bgw.bgw_function_name, "rx_transport_worker_main", BGW_MAXLEN);
+	strlcpy(bgw.bgw_name, WORKER_NAME, BGW_MAXLEN);
+	strlcpy(bgw.bgw_type, WORKER_NAME, BGW_MAXLEN);
+	RegisterBackgroundWorker(&bgw);
+}
+
+static inline RxWireHeader *
+buf_header(int b)
+{
+	return (RxWireHeader *) RX_BUF_HEADER(bufpool_buffer(b));
+}
+
+static int
+find_send_index(WPort *w, int exchange_id)
+{
+	for (int i = 0; i < w->nsend; i++)
+		if (w->sh->spec.send_exchange_ids[i] == exchange_id)
+			return i;
+	return -1;
+}
+
+static int
+find_recv_index(WPort *w, int exchange_id)
+{
+	for (int i = 0; i < w->nrecv; i++)
+		if (w->sh->spec.recv_exchange_ids[i] == exchange_id)
+			return i;
+	return -1;
+}
+
+/*
+ * A recently closed port of the query that received the exchange
+ * (exchange_id INT_MIN: any port of the query).
+ */
+static ClosedPort *
+closed_lookup(uint64 query_id, int exchange_id)
+{
+	for (int i = 0; i < CLOSED_RING; i++)
+	{
+		ClosedPort *cp = &closed_ring[i];
+
+		if (cp->query_id != query_id || query_id == 0)
+			continue;
+		if (exchange_id == INT_MIN)
+			return cp;
+		for (int r = 0; r < cp->nrecv; r++)
+			if (cp->recv_exchange_ids[r] == exchange_id)
+				return cp;
+	}
+	return NULL;
+}
+
+/*
+ * Is there an active port of the query that sends (recv = false) or
+ * receives the exchange?  FIND_OK, or why not.
+ */
+#define FIND_OK			0
+#define FIND_NO_QUERY	1
+#define FIND_TOKEN		2
+#define FIND_NO_PORT	3		/* query known, no port for the exchange */
+
+static int
+query_status(uint64 query_id, uint64 token, int exchange_id, bool recv)
+{
+	bool		seen = false;
+
+	for (int a = 0; a < nactive; a++)
+	{
+		WPort	   *w = &wports[active[a]];
+
+		if (w->query_id != query_id)
+			continue;
+		seen = true;
+		if (w->token != token)
+			return FIND_TOKEN;
+		if ((recv ? find_recv_index(w, exchange_id) :
+			 find_send_index(w, exchange_id)) >= 0)
+			return FIND_OK;
+	}
+	return seen ? FIND_NO_PORT : FIND_NO_QUERY;
+}
+
+static void
+wake_port(WPort *w)
+{
+	w->wake = true;
+}
+
+static void
+set_port_error(WPort *w, int err, int member, int exchange_id,
+			   const char *detail)
+{
+	RxPort	   *p = w->sh;
+
+	SpinLockAcquire(&p->mutex);
+	if (p->error == RX_PORT_ERR_NONE)
+	{
+		p->error = err;
+		p->error_member = member;
+		p->error_exchange = exchange_id;
+		strlcpy(p->error_detail, detail ? detail : "", sizeof(p->error_detail));
+	}
+	SpinLockRelease(&p->mutex);
+	wake_port(w);
+}
+
+/* ---------------------------------------------------------------------
+ * Sending
+ * ---------------------------------------------------------------------
+ */
+
+static void handle_control(const RxHeader *h);
+static bool poll_send(void);
+
+/* a control message to member dst of port w; local ones are handled here */
+static void
+send_control(WPort *w, int dst, RxHeader *h)
+{
+	RxWireHeader wire;
+	int			ret;
+
+	h->magic = RX_WIRE_MAGIC;
+	h->version = RX_WIRE_VERSION;
+	h->query_id = w->query_id;
+	h->token = w->token;
+	h->src_member = w->self;
+	h->dst_member = dst;
+	h->payload_len = 0;
+	h->reserved = 0;
+	if (dst == w->self)
+	{
+		handle_control(h);
+		return;
+	}
+	rx_header_encode(h, &wire);
+	ret = rx_fabric_send_small(&wire, sizeof(wire), w->addr[dst]);
+	if (ret == -FI_EAGAIN)
+	{
+		/* make room and try once more; control messages are soft state */
+		(void) poll_send();
+		ret = rx_fabric_send_small(&wire, sizeof(wire), w->addr[dst]);
+	}
+	if (ret != 0)
+	{
+		rx_count(RXC_CONTROL_SEND_FAILED, 1);
+		return;
+	}
+	rx_count(RXC_DATAGRAMS_SENT, 1);
+	rx_count(RXC_CONTROL_SENT, 1);
+	rx_count(RXC_BYTES_SENT, sizeof(wire));
+}
+
+/* post one data buffer; it stays on the stream's unacked list */
+static void
+transmit(WPort *w, int b, int dst, bool retransmission)
+{
+	RxWireHeader *h = buf_header(b);
+	Size		len = RX_WIRE_HEADER_SIZE + RX_LE32(h->payload_len);
+	int			ret;
+
+	ret = rx_fabric_send(b, bufpool_buffer(b), len, w->addr[dst]);
+	if (ret == -FI_EAGAIN)
+	{
+		tx_blocked = true;
+		rx_count(RXC_SEND_QUEUE_FULL, 1);
+		return;
+	}
+	wbufs[b].sent_at = now;
+	if (retransmission && wbufs[b].tries < 255)
+		wbufs[b].tries++;
+	if (ret != 0)
+		return;					/* as if lost: the timer sends it again */
+	wbufs[b].inflight++;
+	rx_count(RXC_DATAGRAMS_SENT, 1);
+	rx_count(RXC_DATA_SENT, 1);
+	rx_count(RXC_BYTES_SENT, len);
+	if (retransmission)
+		rx_count(RXC_RETRANSMISSIONS, 1);
+}
+
+static void
+release_sent(int b)
+{
+	WBuf	   *wb = &wbufs[b];
+
+	if (wb->inflight > 0)
+		wb->acked = true;
+	else
+		bufpool_put(b);
+}
+
+/* the receiver of a stream is gone: drop what we hold and stop waiting */
+static void
+close_send_stream(WPort *w, int sidx, int dst)
+{
+	WSend	   *ws = WSEND(w, sidx, dst);
+	RxSendStream *ss = &w->sh->send[RX_STREAM(sidx, dst)];
+	int			b;
+
+	if (ws->closed)
+		return;
+	ws->closed = true;
+	while ((b = rx_buflist_pop(&ws->unacked)) >= 0)
+		release_sent(b);
+	pg_atomic_fetch_or_u32(&ss->flags, RX_SS_CLOSED);
+	pg_atomic_fetch_and_u32(&ss->flags, ~RX_SS_WANT_CREDIT);
+	wake_port(w);
+}
+
+/* ---------------------------------------------------------------------
+ * Receiving: delivery in order
+ * ---------------------------------------------------------------------
+ */
+
+static void
+deliver(WPort *w, int ridx, int src, int b, uint16 flags)
+{
+	WRecv	   *wr = WRECV(w, ridx, src);
+	RxPort	   *p = w->sh;
+	RxBufDesc  *d = bufpool_desc(b);
+
+	d->owner = p->slot;
+	d->owner_gen = w->gen;
+	d->state = RX_BUF_WAIT;
+	SpinLockAcquire(&p->mutex);
+	rx_buflist_push(&p->queue, b);
+	SpinLockRelease(&p->mutex);
+	wr->next++;
+	pg_atomic_write_u64(&p->recv[RX_STREAM(ridx, src)].delivered, wr->next);
+	if (flags & RX_MSG_EOS)
+	{
+		wr->eos_done = true;
+		wr->dirty = true;
+	}
+	/* every k messages, and when the sender has used up its credit */
+	if (wr->next - wr->ack_sent >= (uint64) w->k ||
+		wr->next >= wr->adv_sent + w->window)
+		wr->dirty = true;
+	if (wr->dirty)
+		w->dirty = true;
+	wake_port(w);
+}
+
+static void
+count_duplicate(WPort *w, int ridx, int src)
+{
+	rx_count(RXC_DUPLICATES_DROPPED, 1);
+	pg_atomic_write_u64(&w->sh->recv[RX_STREAM(ridx, src)].duplicates,
+						pg_atomic_read_u64(&w->sh->recv[RX_STREAM(ridx, src)].duplicates) + 1);
+}
+
+/* a DATA message for receive stream (ridx, src) of port w */
+static void
+accept_data(WPort *w, int ridx, int src, int b, uint64 seq, uint16 flags)
+{
+	WRecv	   *wr = WRECV(w, ridx, src);
+
+	if (w->stopped_recv & (1U << ridx))
+		wr->dirty = w->dirty = true;	/* repeat STOPPED to the source */
+
+	if (seq < wr->next || wr->eos_done)
+	{
+		count_duplicate(w, ridx, src);
+		bufpool_put(b);
+		wr->dirty = w->dirty = true;	/* our ACK was probably lost */
+		return;
+	}
+	if (seq - wr->next >= (uint64) w->window)
+	{
+		rx_count(RXC_OUT_OF_WINDOW_DROPPED, 1);
+		bufpool_put(b);
+		return;
+	}
+	if (seq == wr->next)
+	{
+		deliver(w, ridx, src, b, flags);
+		while (wr->nheld > 0 && !wr->eos_done)
+		{
+			int			slot = wr->next % w->window;
+			int			hb = wr->held[slot];
+
+			if (hb < 0)
+				break;
+			wr->held[slot] = -1;
+			wr->nheld--;
+			deliver(w, ridx, src, hb,
+					RX_LE16(buf_header(hb)->flags));
+		}
+		return;
+	}
+
+	/* early: hold it until the gap is filled */
+	if (wr->held == NULL)
+	{
+		wr->held = MemoryContextAlloc(w->cxt, sizeof(int32) * w->window);
+		for (int i = 0; i < w->window; i++)
+			wr->held[i] = -1;
+	}
+	if (wr->held[seq % w->window] >= 0)
+	{
+		count_duplicate(w, ridx, src);
+		bufpool_put(b);
+		return;
+	}
+	wr->held[seq % w->window] = b;
+	wr->nheld++;
+	wbufs[b].seq = seq;
+	bufpool_desc(b)->owner = w->sh->slot;
+	bufpool_desc(b)->owner_gen = w->gen;
+	bufpool_desc(b)->state = RX_BUF_WAIT;
+	wr->dirty = w->dirty = true;	/* tell the sender about the hole */
+}
+
+/* hand a submitted buffer to a port of this instance */
+static void
+deliver_local(WPort *sw, int sidx, int b, const RxHeader *h)
+{
+	WSend	   *ws = WSEND(sw, sidx, h->dst_member);
+	RxSendStream *ss = &sw->sh->send[RX_STREAM(sidx, h->dst_member)];
+	int			j = -1;
+	int			ridx = -1;
+
+	for (int a = 0; a < nactive; a++)
+	{
+		WPort	   *w = &wports[active[a]];
+
+		if (w->query_id == h->query_id && w->token == h->token &&
+			(ridx = find_recv_index(w, h->exchange_id)) >= 0)
+		{
+			j = active[a];
+			break;
+		}
+	}
+	if (j < 0)
+	{
+		rx_count(RXC_CLOSED_PORT_DROPPED, 1);
+		bufpool_put(b);
+		close_send_stream(sw, sidx, h->dst_member);
+		return;
+	}
+	accept_data(&wports[j], ridx, h->src_member, b, h->seq, h->flags);
+	rx_count(RXC_LOCAL_DELIVERED, 1);
+	ws->acked = h->seq + 1;
+	pg_atomic_write_u64(&ss->acked, ws->acked);
+	wake_port(sw);
+}
+
+/* ---------------------------------------------------------------------
+ * Control messages
+ * ---------------------------------------------------------------------
+ */
+
+static void
+send_ack(WPort *w, int ridx, int src, uint16 extra_flags)
+{
+	WRecv	   *wr = WRECV(w, ridx, src);
+	RxRecvStream *rs = &w->sh->recv[RX_STREAM(ridx, src)];
+	RxHeader	h;
+	uint64		consumed = pg_atomic_read_u64(&rs->consumed);
+
+	memset(&h, 0, sizeof(h));
+	h.type = RX_WIRE_ACK;
+	h.exchange_id = w->sh->spec.recv_exchange_ids[ridx];
+	h.seq = wr->next;
+	h.credit = consumed + w->window;
+	h.flags = extra_flags;
+	if (w->stopped_recv & (1U << ridx))
+		h.flags |= RX_WIRE_ACK_STOPPED;
+	if (wr->nheld > 0)
+	{
+		for (int i = 0; i < RX_WIRE_SACK_BITS && i + 1 < w->window; i++)
+		{
+			uint64		seq = wr->next + 1 + i;
+
+			if (wr->held[seq % w->window] >= 0 &&
+				wbufs[wr->held[seq % w->window]].seq == seq)
+				h.sack |= UINT64CONST(1) << i;
+		}
+	}
+	wr->ack_sent = wr->next;
+	wr->adv_sent = consumed;
+	wr->ack_time = now;
+	wr->dirty = false;
+	pg_atomic_write_u64(&rs->advertised, consumed);
+	send_control(w, src, &h);
+}
+
+/* reply to a message for a port that is gone */
+static void
+send_closed_ack(const RxHeader *in, RxFabricAddr to)
+{
+	RxHeader	h;
+	RxWireHeader wire;
+
+	memset(&h, 0, sizeof(h));
+	h.magic = RX_WIRE_MAGIC;
+	h.version = RX_WIRE_VERSION;
+	h.type = RX_WIRE_ACK;
+	h.flags = RX_WIRE_ACK_CLOSED;
+	h.query_id = in->query_id;
+	h.token = in->token;
+	h.exchange_id = in->exchange_id;
+	h.src_member = in->dst_member;
+	h.dst_member = in->src_member;
+	rx_header_encode(&h, &wire);
+	if (rx_fabric_send_small(&wire, sizeof(wire), to) == 0)
+	{
+		rx_count(RXC_DATAGRAMS_SENT, 1);
+		rx_count(RXC_CONTROL_SENT, 1);
+		rx_count(RXC_BYTES_SENT, sizeof(wire));
+	}
+}
+
+/*
+ * The fabric address of a member of a query, from an open port of the
+ * query or from the closed port; false for this instance itself.
+ */
+static bool
+address_of_member(uint64 query_id, int member, ClosedPort *cp,
+				  RxFabricAddr *to)
+{
+	for (int a = 0; a < nactive; a++)
+	{
+		WPort	   *w = &wports[active[a]];
+
+		if (w->query_id == query_id && member < w->nmembers)
+		{
+			if (member == w->self)
+				return false;
+			*to = w->addr[member];
+			return true;
+		}
+	}
+	if (member >= cp->nmembers || cp->addr[member] == (RxFabricAddr) -1)
+		return false;
+	*to = cp->addr[member];
+	return true;
+}
+
+/*
+ * A message no open port takes: count why, and tell the sender of a DATA
+ * or CREDIT_REQUEST for a port that has closed, so it stops retransmitting
+ * and waiting.  Messages for a port that has not opened yet are dropped
+ * too: its credit (initial credit at open) makes the sender try again.
+ */
+static void
+drop_unrouted(const RxHeader *h, int status)
+{
+	bool		for_receiver = (h->type == RX_WIRE_DATA ||
+								h->type == RX_WIRE_CREDIT_REQUEST);
+	ClosedPort *cp;
+	RxFabricAddr to;
+
+	if (status == FIND_TOKEN)
+	{
+		rx_count(RXC_WRONG_TOKEN_DROPPED, 1);
+		return;
+	}
+	cp = closed_lookup(h->query_id, for_receiver ? h->exchange_id : INT_MIN);
+	if (cp != NULL && cp->token != h->token)
+		rx_count(RXC_WRONG_TOKEN_DROPPED, 1);
+	else if (cp != NULL)
+	{
+		rx_count(RXC_CLOSED_PORT_DROPPED, 1);
+		if (for_receiver && address_of_member(h->query_id, h->src_member, cp, &to))
+			send_closed_ack(h, to);
+	}
+	else if (h->type == RX_WIRE_DATA)
+		rx_count(RXC_UNKNOWN_QUERY_DROPPED, 1);
+	else
+		rx_count(RXC_EARLY_CONTROL_DROPPED, 1);
+}
+
+static void
+stop_send_exchange(WPort *w, int sidx)
+{
+	pg_atomic_fetch_or_u32(&w->sh->stopped_exchanges, 1U << sidx);
+	pg_atomic_write_u32(&w->sh->stopped, 1);
+	wake_port(w);
+}
+
+/*
+ * b was acknowledged: remember when it was sent.  A message sent more than
+ * once does not count: the acknowledgement may be for any of its copies
+ * (Karn's rule), and taking the last would make every older message look
+ * lost.
+ */
+static inline void
+rack_update(WSend *ws, int b)
+{
+	if (wbufs[b].tries == 0)
+		ws->rack = Max(ws->rack, wbufs[b].sent_at);
+}
+
+static void
+handle_ack(WPort *w, int sidx, const RxHeader *h)
+{
+	int			dst = h->src_member;
+	WSend	   *ws = WSEND(w, sidx, dst);
+	RxSendStream *ss = &w->sh->send[RX_STREAM(sidx, dst)];
+	int			b;
+	int			prev;
+	uint64		highest = 0;
+
+	ws->last_heard = now;
+	ws->heard = true;
+	if (h->flags & RX_WIRE_ACK_STOPPED)
+		stop_send_exchange(w, sidx);
+	if (h->flags & RX_WIRE_ACK_CLOSED)
+	{
+		close_send_stream(w, sidx, dst);
+		return;
+	}
+	if (ws->closed)
+		return;
+
+	if (h->credit > ws->credit)
+	{
+		ws->credit = h->credit;
+		pg_atomic_write_u64(&ss->credit, ws->credit);
+		ws->backoff = 1;
+		ws->next_request = 0;
+		if (pg_atomic_read_u32(&ss->flags) & RX_SS_WANT_CREDIT)
+		{
+			pg_atomic_fetch_and_u32(&ss->flags, ~RX_SS_WANT_CREDIT);
+			wake_port(w);
+		}
+	}
+
+	if (h->seq > ws->acked)
+	{
+		ws->acked = h->seq;
+		pg_atomic_write_u64(&ss->acked, ws->acked);
+		while (ws->unacked.head >= 0 && wbufs[ws->unacked.head].seq < h->seq)
+		{
+			b = rx_buflist_pop(&ws->unacked);
+			rack_update(ws, b);
+			release_sent(b);
+		}
+		if (ws->unacked.count == 0)
+			wake_port(w);		/* a closing backend may wait for this */
+	}
+
+	if (h->sack == 0 || ws->unacked.count == 0)
+		return;
+
+	/* drop what the receiver holds; fast-retransmit deep holes */
+	for (int i = RX_WIRE_SACK_BITS - 1; i >= 0; i--)
+		if (h->sack & (UINT64CONST(1) << i))
+		{
+			highest = h->seq + 1 + i;
+			break;
+		}
+
+	prev = -1;
+	b = ws->unacked.head;
+	while (b >= 0)
+	{
+		int			next = bufpool_desc(b)->next;
+		uint64		seq = wbufs[b].seq;
+		bool		sacked = seq > h->seq && seq - h->seq - 1 < RX_WIRE_SACK_BITS &&
+			(h->sack & (UINT64CONST(1) << (seq - h->seq - 1)));
+
+		if (seq > highest)
+			break;
+		if (sacked)
+		{
+			/* unlink b */
+			if (prev < 0)
+				ws->unacked.head = next;
+			else
+				bufpool_desc(prev)->next = next;
+			if (ws->unacked.tail == b)
+				ws->unacked.tail = prev;
+			ws->unacked.count--;
+			rack_update(ws, b);
+			release_sent(b);
+		}
+		else
+		{
+			if (highest - seq >= FAST_RETRANSMIT_DEPTH &&
+				wbufs[b].tries == 0 && wbufs[b].inflight == 0 &&
+				wbufs[b].sent_at != 0)
+			{
+				transmit(w, b, dst, true);
+				pg_atomic_write_u64(&ss->retransmits,
+									pg_atomic_read_u64(&ss->retransmits) + 1);
+			}
+			prev = b;
+		}
+		b = next;
+	}
+}
+
+static void
+handle_control(const RxHeader *h)
+{
+	bool		recv_side = (h->type == RX_WIRE_CREDIT_REQUEST);
+	int			r;
+
+	if (h->type == RX_WIRE_STOP && h->exchange_id < 0)
+		r = query_status(h->query_id, h->token, INT_MIN, false);
+	else
+		r = query_status(h->query_id, h->token, h->exchange_id, recv_side);
+	if (h->type == RX_WIRE_STOP && h->exchange_id < 0 && r == FIND_NO_PORT)
+		r = FIND_OK;			/* every exchange of the query */
+	if (r != FIND_OK)
+	{
+		drop_unrouted(h, r);
+		return;
+	}
+
+	/* a query may have several ports here (coordinator and fragment) */
+	for (int a = 0; a < nactive; a++)
+	{
+		WPort	   *w = &wports[active[a]];
+		int			idx;
+
+		if (w->query_id != h->query_id || h->dst_member != w->self ||
+			h->src_member >= w->nmembers)
+			continue;
+		switch (h->type)
+		{
+			case RX_WIRE_ACK:
+				if ((idx = find_send_index(w, h->exchange_id)) >= 0)
+					handle_ack(w, idx, h);
+				break;
+			case RX_WIRE_CREDIT_REQUEST:
+				if ((idx = find_recv_index(w, h->exchange_id)) >= 0)
+					WRECV(w, idx, h->src_member)->dirty = w->dirty = true;
+				break;
+			case RX_WIRE_STOP:
+				for (int s = 0; s < w->nsend; s++)
+					if (h->exchange_id < 0 ||
+						w->sh->spec.send_exchange_ids[s] == h->exchange_id)
+						stop_send_exchange(w, s);
+				break;
+		}
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * Datagrams from the fabric
+ * ---------------------------------------------------------------------
+ */
+
+static bool
+header_valid(const RxHeader *h, Size len)
+{
+	if (h->magic != RX_WIRE_MAGIC || h->version != RX_WIRE_VERSION ||
+		h->reserved != 0 ||
+		h->src_member >= RX_MAX_MEMBERS || h->dst_member >= RX_MAX_MEMBERS ||
+		(Size) h->payload_len + RX_WIRE_HEADER_SIZE != len)
+		return false;
+	switch (h->type)
+	{
+		case RX_WIRE_DATA:
+			return (h->flags & ~RX_WIRE_DATA_FLAGS) == 0;
+		case RX_WIRE_ACK:
+			return (h->flags & ~RX_WIRE_ACK_FLAGS) == 0 && h->payload_len == 0;
+		case RX_WIRE_STOP:
+		case RX_WIRE_CREDIT_REQUEST:
+			return h->flags == 0 && h->payload_len == 0;
+	}
+	return false;
+}
+
+static void
+handle_data(int b, const RxHeader *h)
+{
+	int			r = query_status(h->query_id, h->token, h->exchange_id, true);
+
+	if (r == FIND_OK)
+	{
+		for (int a = 0; a < nactive; a++)
+		{
+			WPort	   *w = &wports[active[a]];
+			int			ridx;
+
+			if (w->query_id != h->query_id ||
+				(ridx = find_recv_index(w, h->exchange_id)) < 0)
+				continue;
+			if (h->dst_member != w->self || h->src_member >= w->nmembers)
+				break;
+			accept_data(w, ridx, h->src_member, b, h->seq, h->flags);
+			return;
+		}
+		rx_count(RXC_BAD_HEADER_DROPPED, 1);
+		bufpool_put(b);
+		return;
+	}
+	bufpool_put(b);
+	drop_unrouted(h, r);
+}
+
+static bool
+fault(int percent)
+{
+	return percent > 0 && (int) (pg_prng_uint32(&pg_global_prng_state) % 100) < percent;
+}
+
+static void
+handle_datagram(int b, Size len)
+{
+	RxHeader	h;
+
+	rx_count(RXC_DATAGRAMS_RECEIVED, 1);
+	rx_count(RXC_BYTES_RECEIVED, len);
+	if (len < RX_WIRE_HEADER_SIZE)
+	{
+		rx_count(RXC_BAD_HEADER_DROPPED, 1);
+		bufpool_put(b);
+		return;
+	}
+	rx_header_decode(buf_header(b), &h);
+	if (!header_valid(&h, len))
+	{
+		rx_count(RXC_BAD_HEADER_DROPPED, 1);
+		bufpool_put(b);
+		return;
+	}
+	if (h.type != RX_WIRE_DATA)
+	{
+		rx_count(RXC_CONTROL_RECEIVED, 1);
+		bufpool_put(b);
+		handle_control(&h);
+		return;
+	}
+	rx_count(RXC_DATA_RECEIVED, 1);
+
+	/* fault injection, for tests: results must not change */
+	if (fault(rx_fault_drop_percent))
+	{
+		rx_count(RXC_FAULT_DROPPED, 1);
+		bufpool_put(b);
+		return;
+	}
+	if (fault(rx_fault_duplicate_percent))
+	{
+		int			copy = bufpool_get(RX_BUF_WAIT, RX_BUF_NO_OWNER, 0, 0);
+
+		if (copy >= 0)
+		{
+			memcpy(bufpool_buffer(copy), bufpool_buffer(b),
+				   rx_shared->prefix_size + len);
+			rx_count(RXC_FAULT_DUPLICATED, 1);
+			handle_data(b, &h);
+			handle_data(copy, &h);
+			return;
+		}
+	}
+	if (ndelayed < MAX_DELAYED && fault(rx_fault_reorder_percent))
+	{
+		rx_count(RXC_FAULT_REORDERED, 1);
+		bufpool_desc(b)->state = RX_BUF_WAIT;
+		delayed[ndelayed++] = b;
+		return;
+	}
+	handle_data(b, &h);
+}
+
+/* the datagrams held back by the reorder fault, after later ones */
+static void
+release_delayed(int upto)
+{
+	int			n = Min(upto, ndelayed);
+	int			batch[MAX_DELAYED];
+
+	if (n == 0)
+		return;
+	memcpy(batch, delayed, sizeof(int) * n);
+	memmove(delayed, delayed + n, sizeof(int) * (ndelayed - n));
+	ndelayed -= n;
+	for (int i = 0; i < n; i++)
+	{
+		RxHeader	h;
+
+		rx_header_decode(buf_header(batch[i]), &h);
+		handle_data(batch[i], &h);
+	}
+}
+
+static bool
+poll_recv(void)
+{
+	RxCompletion c[POLL_BATCH];
+	int			n = rx_fabric_poll_recv(c, POLL_BATCH);
+
+	for (int i = 0; i < n; i++)
+	{
+		nposted--;
+		if (c[i].err != 0)
+		{
+			rx_count(RXC_BAD_HEADER_DROPPED, 1);
+			bufpool_put(c[i].bufid);
+			continue;
+		}
+		handle_datagram(c[i].bufid, c[i].len);
+	}
+	/* whatever was delayed before this round now comes after later ones */
+	release_delayed(delayed_ready);
+	delayed_ready = ndelayed;
+	return n > 0;
+}
+
+static bool
+poll_send(void)
+{
+	RxCompletion c[POLL_BATCH];
+	int			n = rx_fabric_poll_send(c, POLL_BATCH);
+
+	for (int i = 0; i < n; i++)
+	{
+		WBuf	   *wb = &wbufs[c[i].bufid];
+
+		if (wb->inflight > 0)
+			wb->inflight--;
+		if (c[i].err != 0)
+			wb->sent_at = now;	/* retransmitted by the timer */
+		if (wb->inflight == 0 && (wb->acked || wb->orphan))
+		{
+			wb->acked = wb->orphan = false;
+			bufpool_put(c[i].bufid);
+		}
+	}
+	return n > 0;
+}
+
+static void
+post_receives(void)
+{
+	Size		len = msg_size;
+
+	while (nposted < recv_target)
+	{
+		int			b = bufpool_get(RX_BUF_RECV_POSTED, RX_BUF_NO_OWNER, 0, 0);
+		int			ret;
+
+		if (b < 0)
+			break;
+		ret = rx_fabric_post_recv(b, bufpool_buffer(b), len);
+		if (ret != 0)
+		{
+			bufpool_put(b);
+			break;
+		}
+		nposted++;
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * Ports: open, close, submissions, events
+ * ---------------------------------------------------------------------
+ */
+
+static bool
+resolve_member(const char *address, RxFabricAddr *addr, const char **reason)
+{
+	for (int i = 0; i < npeers; i++)
+		if (strcmp(peers[i].address, address) == 0)
+		{
+			*addr = peers[i].addr;
+			return true;
+		}
+	if (!rx_fabric_resolve(address, addr, reason))
+		return false;
+	if (npeers == maxpeers)
+	{
+		maxpeers *= 2;
+		peers = repalloc(peers, sizeof(Peer) * maxpeers);
+	}
+	strlcpy(peers[npeers].address, address, RX_FABRIC_ADDR_LEN);
+	peers[npeers].addr = *addr;
+	npeers++;
+	return true;
+}
+
+static void
+open_port(int slot)
+{
+	RxPort	   *p = rx_port_slot(slot);
+	WPort	   *w = &wports[slot];
+	RxPortSpec *spec = &p->spec;
+	int			state;
+
+	memset(w, 0, sizeof(*w));
+	w->sh = p;
+	w->gen = p->generation;
+	w->query_id = spec->query_id;
+	w->token = spec->token;
+	w->self = spec->self;
+	w->nmembers = spec->nmembers;
+	w->nsend = spec->nsend;
+	w->nrecv = spec->nrecv;
+	w->window = p->window;
+	w->k = p->ack_every;
+
+	for (int m = 0; m < w->nmembers; m++)
+	{
+		const char *reason;
+
+		if (m == w->self)
+			continue;
+		if (!resolve_member(spec->fabric_addrs[m], &w->addr[m], &reason))
+		{
+			char		detail[160];
+
+			snprintf(detail, sizeof(detail), "%s", reason);
+			SpinLockAcquire(&p->mutex);
+			p->error = RX_PORT_ERR_RESOLVE;
+			p->error_member = m;
+			p->error_exchange = -1;
+			strlcpy(p->error_detail, detail, sizeof(p->error_detail));
+			if (p->state == RX_PORT_OPENING)
+				p->state = RX_PORT_FAILED;
+			SpinLockRelease(&p->mutex);
+			if (p->owner_latch)
+				SetLatch(p->owner_latch);
+			return;
+		}
+	}
+
+	w->cxt = AllocSetContextCreate(TopMemoryContext, "rdma_exchange port",
+								   ALLOCSET_SMALL_SIZES);
+	w->send = MemoryContextAllocZero(w->cxt,
+									 sizeof(WSend) * Max(1, w->nsend * w->nmembers));
+	w->recv = MemoryContextAllocZero(w->cxt,
+									 sizeof(WRecv) * Max(1, w->nrecv * w->nmembers));
+	for (int i = 0; i < w->nsend * w->nmembers; i++)
+	{
+		rx_buflist_init(&w->send[i].unacked);
+		w->send[i].last_heard = now;
+		w->send[i].backoff = 1;
+	}
+	/* the initial credit goes to every source at once */
+	for (int i = 0; i < w->nrecv * w->nmembers; i++)
+		w->recv[i].dirty = true;
+	w->dirty = true;
+
+	SpinLockAcquire(&p->mutex);
+	state = p->state;
+	if (state == RX_PORT_OPENING)
+		p->state = RX_PORT_OPEN;
+	SpinLockRelease(&p->mutex);
+
+	w->active = true;
+	active[nactive++] = slot;
+	rx_count(RXC_PORTS_OPENED, 1);
+	wake_port(w);
+}
+
+static void
+remember_closed(WPort *w)
+{
+	ClosedPort *cp = &closed_ring[closed_next];
+
+	cp->query_id = w->query_id;
+	cp->token = w->token;
+	cp->nmembers = w->nmembers;
+	cp->nrecv = w->nrecv;
+	memcpy(cp->recv_exchange_ids, w->sh->spec.recv_exchange_ids,
+		   sizeof(int) * w->nrecv);
+	for (int m = 0; m < w->nmembers; m++)
+		cp->addr[m] = (m == w->self) ? (RxFabricAddr) -1 : w->addr[m];
+	closed_next = (closed_next + 1) % CLOSED_RING;
+}
+
+/* free everything of a port and make the slot reusable */
+static void
+close_port(int slot)
+{
+	RxPort	   *p = rx_port_slot(slot);
+	WPort	   *w = &wports[slot];
+	RxBufList	queue;
+	RxBufList	submit;
+	int			b;
+
+	if (w->active)
+	{
+		for (int i = 0; i < w->nsend * w->nmembers; i++)
+		{
+			while ((b = rx_buflist_pop(&w->send[i].unacked)) >= 0)
+			{
+				if (wbufs[b].inflight > 0)
+				{
+					/* the NIC still reads it: free at completion */
+					wbufs[b].orphan = true;
+					bufpool_desc(b)->owner = RX_BUF_NO_OWNER;
+					bufpool_desc(b)->owner_gen = 0;
+				}
+				else
+					bufpool_put(b);
+			}
+		}
+		for (int i = 0; i < w->nrecv * w->nmembers; i++)
+		{
+			WRecv	   *wr = &w->recv[i];
+
+			/* the last ACK may not have gone out yet: spare the sender a wait */
+			if (wr->next != wr->ack_sent)
+				send_ack(w, i / w->nmembers, i % w->nmembers, 0);
+			for (int s = 0; wr->held && s < w->window; s++)
+				if (wr->held[s] >= 0)
+					bufpool_put(wr->held[s]);
+		}
+		MemoryContextDelete(w->cxt);
+		remember_closed(w);
+		for (int a = 0; a < nactive; a++)
+			if (active[a] == slot)
+			{
+				active[a] = active[--nactive];
+				break;
+			}
+		w->active = false;
+		rx_count(RXC_PORTS_CLOSED, 1);
+	}
+
+	SpinLockAcquire(&p->mutex);
+	rx_buflist_take(&p->queue, &queue);
+	rx_buflist_take(&p->submit, &submit);
+	SpinLockRelease(&p->mutex);
+	while ((b = rx_buflist_pop(&queue)) >= 0)
+		bufpool_put(b);
+	while ((b = rx_buflist_pop(&submit)) >= 0)
+		bufpool_put(b);
+	/* what the backend still had in hand */
+	(void) bufpool_free_owned(slot, p->generation,
+							  RX_BUF_MASK(RX_BUF_POPULATE) | RX_BUF_MASK(RX_BUF_TRANSMIT) |
+							  RX_BUF_MASK(RX_BUF_WAIT) | RX_BUF_MASK(RX_BUF_CONSUME));
+
+	SpinLockAcquire(&p->mutex);
+	p->state = RX_PORT_FREE;
+	SpinLockRelease(&p->mutex);
+	if (p->owner_latch)
+		SetLatch(p->owner_latch);
+}
+
+static void
+drain_submit(WPort *w)
+{
+	RxPort	   *p = w->sh;
+	RxBufList	list;
+	int			b;
+
+	SpinLockAcquire(&p->mutex);
+	rx_buflist_take(&p->submit, &list);
+	SpinLockRelease(&p->mutex);
+
+	while ((b = rx_buflist_pop(&list)) >= 0)
+	{
+		RxHeader	h;
+		int			sidx;
+		WSend	   *ws;
+
+		rx_header_decode(buf_header(b), &h);
+		sidx = find_send_index(w, h.exchange_id);
+		if (sidx < 0 || h.dst_member >= w->nmembers)
+		{
+			/* cannot happen: port.c checked both */
+			bufpool_put(b);
+			continue;
+		}
+		ws = WSEND(w, sidx, h.dst_member);
+		if (ws->closed)
+		{
+			pg_atomic_write_u64(&p->send[RX_STREAM(sidx, h.dst_member)].acked,
+								h.seq + 1);
+			bufpool_put(b);
+			continue;
+		}
+		if (h.dst_member == w->self)
+		{
+			deliver_local(w, sidx, b, &h);
+			continue;
+		}
+		wbufs[b].seq = h.seq;
+		wbufs[b].sent_at = 0;
+		wbufs[b].inflight = 0;
+		wbufs[b].tries = 0;
+		wbufs[b].acked = wbufs[b].orphan = false;
+		bufpool_desc(b)->owner = p->slot;
+		bufpool_desc(b)->owner_gen = w->gen;
+		rx_buflist_push(&ws->unacked, b);
+		if (!tx_blocked)
+			transmit(w, b, h.dst_member, false);
+	}
+}
+
+static void
+send_stops(WPort *w)
+{
+	RxPort	   *p = w->sh;
+	uint32		mask;
+
+	SpinLockAcquire(&p->mutex);
+	mask = p->stop_request;
+	p->stop_request = 0;
+	SpinLockRelease(&p->mutex);
+
+	for (int r = 0; r < w->nrecv; r++)
+	{
+		if (!(mask & (1U << r)) || (w->stopped_recv & (1U << r)))
+			continue;
+		w->stopped_recv |= 1U << r;
+		for (int m = 0; m < w->nmembers; m++)
+		{
+			RxHeader	h;
+
+			memset(&h, 0, sizeof(h));
+			h.type = RX_WIRE_STOP;
+			h.exchange_id = p->spec.recv_exchange_ids[r];
+			send_control(w, m, &h);
+		}
+	}
+}
+
+static void
+request_credit(WPort *w)
+{
+	for (int s = 0; s < w->nsend; s++)
+		for (int m = 0; m < w->nmembers; m++)
+		{
+			WSend	   *ws = WSEND(w, s, m);
+			RxSendStream *ss = &w->sh->send[RX_STREAM(s, m)];
+			RxHeader	h;
+
+			if (ws->closed ||
+				!(pg_atomic_read_u32(&ss->flags) & RX_SS_WANT_CREDIT))
+				continue;
+			if (ws->credit > *((volatile uint64 *) &ss->next_seq))
+			{
+				/* the credit arrived meanwhile */
+				pg_atomic_fetch_and_u32(&ss->flags, ~RX_SS_WANT_CREDIT);
+				wake_port(w);
+				continue;
+			}
+			if (now < ws->next_request)
+				continue;
+			memset(&h, 0, sizeof(h));
+			h.type = RX_WIRE_CREDIT_REQUEST;
+			h.exchange_id = w->sh->spec.send_exchange_ids[s];
+			send_control(w, m, &h);
+			ws->next_request = now + Min((TimestampTz) rx_retransmit_timeout * 1000 * ws->backoff,
+										 (TimestampTz) rx_peer_timeout * 250);
+			ws->backoff = Min(ws->backoff * 2, MAX_BACKOFF);
+		}
+}
+
+static void
+mark_consumed(WPort *w)
+{
+	for (int i = 0; i < w->nrecv * w->nmembers; i++)
+	{
+		WRecv	   *wr = &w->recv[i];
+		int			ridx = i / w->nmembers;
+		int			src = i % w->nmembers;
+		uint64		c = pg_atomic_read_u64(&w->sh->recv[RX_STREAM(ridx, src)].consumed);
+
+		if (c - wr->adv_sent >= (uint64) w->k)
+			wr->dirty = w->dirty = true;
+	}
+}
+
+static void
+port_events(int i)
+{
+	RxPort	   *p = rx_port_slot(i);
+	WPort	   *w = &wports[i];
+	uint32		ev = pg_atomic_exchange_u32(&p->events, 0);
+	int			state;
+
+	if (ev == 0)
+		return;
+	if (ev & RX_EV_STATE)
+	{
+		SpinLockAcquire(&p->mutex);
+		state = p->state;
+		SpinLockRelease(&p->mutex);
+		if (state == RX_PORT_OPENING && !w->active)
+			open_port(i);
+		else if (state == RX_PORT_CLOSING)
+		{
+			close_port(i);
+			return;
+		}
+	}
+	if (!w->active || w->gen != p->generation)
+		return;
+	if (ev & RX_EV_SUBMIT)
+		drain_submit(w);
+	if (ev & RX_EV_STOP)
+		send_stops(w);
+	if (ev & RX_EV_CREDIT)
+		mark_consumed(w);
+	if (ev & RX_EV_WANT)
+		request_credit(w);
+}
+
+/* opens and closes can be on any slot; everything else on active ones */
+static bool
+handle_port_events(void)
+{
+	uint32		pending = pg_atomic_exchange_u32(&rx_shared->pending, 0);
+
+	if (pending == 0)
+		return false;
+	if (pending & RX_EV_STATE)
+	{
+		for (int i = 0; i < rx_shared->nports; i++)
+			port_events(i);
+	}
+	else
+	{
+		for (int a = 0; a < nactive; a++)
+			port_events(active[a]);
+	}
+	return true;
+}
+
+/* ACKs due this round, and latches to set */
+static void
+flush_round(void)
+{
+	for (int a = 0; a < nactive; a++)
+	{
+		WPort	   *w = &wports[active[a]];
+
+		if (w->dirty)
+		{
+			w->dirty = false;
+			for (int i = 0; i < w->nrecv * w->nmembers; i++)
+				if (w->recv[i].dirty)
+					send_ack(w, i / w->nmembers, i % w->nmembers, 0);
+		}
+	}
+	/* local ACKs may have woken more ports: set latches last */
+	for (int a = 0; a < nactive; a++)
+	{
+		WPort	   *w = &wports[active[a]];
+
+		if (w->wake)
+		{
+			w->wake = false;
+			if (w->sh->owner_latch)
+				SetLatch(w->sh->owner_latch);
+		}
+	}
+}
+
+/* wake the senders that wait for a free buffer */
+static void
+wake_buffer_waiters(void)
+{
+	/* backends free buffers too: look at the pool, not at our own frees */
+	if (pg_atomic_read_u32(&rx_shared->buffer_waiters) == 0 ||
+		bufpool_nfree() <= rx_shared->recv_reserve)
+		return;
+	pg_atomic_write_u32(&rx_shared->buffer_waiters, 0);
+	for (int a = 0; a < nactive; a++)
+	{
+		WPort	   *w = &wports[active[a]];
+
+		for (int i = 0; i < w->nsend * w->nmembers; i++)
+		{
+			RxSendStream *ss = &w->sh->send[RX_STREAM(i / w->nmembers, i % w->nmembers)];
+
+			if (pg_atomic_read_u32(&ss->flags) & RX_SS_WANT_BUFFER)
+			{
+				pg_atomic_fetch_and_u32(&ss->flags, ~RX_SS_WANT_BUFFER);
+				wake_port(w);
+			}
+		}
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * Timers: retransmission, periodic ACKs, credit requests, dead peers
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * When to send a message again:
+ *	- it never went out (the send queue was full);
+ *	- retransmit_timeout has passed, doubled at every further try, so that
+ *	  a slow or overloaded peer is not flooded;
+ *	- a message sent more than half a tick later has been acknowledged:
+ *	  this one was lost (time-based loss detection, as TCP's RACK; the
+ *	  half tick tolerates reordering);
+ *	- the sender waits for credit and this is its oldest message: probe
+ *	  after a tick, with the same doubling.
+ */
+static bool
+retransmit_due(WSend *ws, int b, bool blocked, TimestampTz tick)
+{
+	WBuf	   *wb = &wbufs[b];
+	TimestampTz rto = (TimestampTz) rx_retransmit_timeout * 1000;
+	int			shift = Min(wb->tries, MAX_RTO_SHIFT);
+	TimestampTz age = now - wb->sent_at;
+
+	if (wb->inflight > 0)
+		return false;
+	if (wb->sent_at == 0)
+		return true;
+	if (age >= (rto << shift))
+		return true;
+	if (wb->sent_at + tick / 2 < ws->rack)
+		return true;
+	return blocked && b == ws->unacked.head && age >= (tick << shift);
+}
+
+static void
+timers(TimestampTz tick)
+{
+	TimestampTz rto = (TimestampTz) rx_retransmit_timeout * 1000;
+	TimestampTz dead = (TimestampTz) rx_peer_timeout * 1000;
+
+	for (int a = 0; a < nactive; a++)
+	{
+		WPort	   *w = &wports[active[a]];
+
+		for (int s = 0; s < w->nsend; s++)
+			for (int m = 0; m < w->nmembers; m++)
+			{
+				WSend	   *ws = WSEND(w, s, m);
+				RxSendStream *ss = &w->sh->send[RX_STREAM(s, m)];
+				bool		blocked = (pg_atomic_read_u32(&ss->flags) & RX_SS_WANT_CREDIT) != 0;
+
+				/*
+				 * Waiting for an answer from a receiver that has answered
+				 * before (an open port always does: ACKs, keepalives,
+				 * replies to credit requests) for peer_timeout: it is gone.
+				 * A receiver never heard of may just not have opened yet.
+				 */
+				if ((ws->unacked.count > 0 || (blocked && ws->heard)) &&
+					!ws->closed && now - ws->last_heard > dead &&
+					!w->error_reported)
+				{
+					char		detail[160];
+
+					if (ws->unacked.count > 0)
+						snprintf(detail, sizeof(detail),
+								 "%d messages have waited for an acknowledgement for more than %d ms.",
+								 ws->unacked.count, rx_peer_timeout);
+					else
+						snprintf(detail, sizeof(detail),
+								 "A sender has waited for credit for more than %d ms.",
+								 rx_peer_timeout);
+					set_port_error(w, RX_PORT_ERR_SILENT, m,
+								   w->sh->spec.send_exchange_ids[s], detail);
+					w->error_reported = true;
+				}
+				if (ws->unacked.count == 0)
+					continue;
+				for (int b = ws->unacked.head; b >= 0; b = bufpool_desc(b)->next)
+				{
+					WBuf	   *wb = &wbufs[b];
+
+					if (!retransmit_due(ws, b, blocked, tick))
+						continue;
+					if (wb->sent_at != 0)
+						pg_atomic_write_u64(&ss->retransmits,
+											pg_atomic_read_u64(&ss->retransmits) + 1);
+					transmit(w, b, m, wb->sent_at != 0);
+					if (tx_blocked)
+						break;
+				}
+			}
+
+		for (int i = 0; i < w->nrecv * w->nmembers; i++)
+		{
+			WRecv	   *wr = &w->recv[i];
+			RxRecvStream *rs = &w->sh->recv[RX_STREAM(i / w->nmembers, i % w->nmembers)];
+
+			if (wr->next != wr->ack_sent ||
+				pg_atomic_read_u64(&rs->consumed) != wr->adv_sent ||
+				wr->nheld > 0)
+			{
+				wr->idle_shift = 0;
+				if (now - wr->ack_time >= rto)
+					wr->dirty = w->dirty = true;
+			}
+			else if (!wr->eos_done)
+			{
+				/* keepalive: a lost credit must not stall the sender */
+				if (now - wr->ack_time >= Min(rto << wr->idle_shift, dead / 4))
+				{
+					wr->dirty = w->dirty = true;
+					wr->idle_shift = Min(wr->idle_shift + 1, MAX_RTO_SHIFT);
+				}
+			}
+		}
+		request_credit(w);
+	}
+}
+
+/* send what a full send queue held back */
+static void
+retry_blocked(void)
+{
+	tx_blocked = false;
+	for (int a = 0; a < nactive && !tx_blocked; a++)
+	{
+		WPort	   *w = &wports[active[a]];
+
+		for (int i = 0; i < w->nsend * w->nmembers && !tx_blocked; i++)
+			for (int b = w->send[i].unacked.head; b >= 0 && !tx_blocked;
+				 b = bufpool_desc(b)->next)
+				if (wbufs[b].sent_at == 0 && wbufs[b].inflight == 0)
+					transmit(w, b, i % w->nmembers, false);
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * Startup, shutdown and the main loop
+ * ---------------------------------------------------------------------
+ */
+
+static void
+worker_shmem_exit(int code, Datum arg)
+{
+	SpinLockAcquire(&rx_shared->mutex);
+	rx_shared->ready = false;
+	rx_shared->worker_pid = 0;
+	rx_shared->worker_latch = NULL;
+	SpinLockRelease(&rx_shared->mutex);
+	rx_fabric_close();
+}
+
+/* what a previous incarnation of the worker left behind */
+static void
+recover_shared_state(void)
+{
+	bufpool_free_states(RX_BUF_MASK(RX_BUF_RECV_POSTED));
+	bufpool_free_owned(RX_BUF_NO_OWNER, 0,
+					   RX_BUF_MASK(RX_BUF_WAIT) | RX_BUF_MASK(RX_BUF_TRANSMIT));
+	for (int i = 0; i < rx_shared->nports; i++)
+	{
+		RxPort	   *p = rx_port_slot(i);
+
+		SpinLockAcquire(&p->mutex);
+		if (p->state == RX_PORT_OPEN && p->error == RX_PORT_ERR_NONE)
+		{
+			p->error = RX_PORT_ERR_RESTART;
+			p->error_member = p->spec.self;
+			p->error_exchange = -1;
+			p->error_detail[0] = '\0';
+		}
+		SpinLockRelease(&p->mutex);
+		/* make the loop look at every slot once */
+		pg_atomic_fetch_or_u32(&p->events, RX_EV_STATE);
+		if (p->owner_latch && p->state != RX_PORT_FREE)
+			SetLatch(p->owner_latch);
+	}
+	pg_atomic_write_u32(&rx_shared->pending, RX_EV_STATE);
+}
+
+static void
+publish_failure(const char *why)
+{
+	SpinLockAcquire(&rx_shared->mutex);
+	strlcpy(rx_shared->failure, why, sizeof(rx_shared->failure));
+	rx_shared->ready = false;
+	SpinLockRelease(&rx_shared->mutex);
+}
+
+/* the configured provider cannot work: say so once and stay idle */
+static void
+idle_forever(void)
+{
+	for (;;)
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		if (ShutdownRequestPending)
+			proc_exit(1);
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+	}
+}
+
+static void
+open_data_plane(void)
+{
+	Size		region_len;
+	char	   *region = bufpool_region(&region_len);
+	const char *why = rx_fabric_unsupported(rx_fabric_provider);
+	MemoryContext oldcxt = CurrentMemoryContext;
+
+	if (why != NULL)
+	{
+		ereport(LOG,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("rdma_exchange data plane not started: provider \"%s\" is not supported yet",
+						GetConfigOption("rdma_exchange.fabric_provider", false, false)),
+				 errdetail("%s", why)));
+		publish_failure(why);
+		SpinLockAcquire(&rx_shared->mutex);
+		rx_shared->disabled = true;
+		SpinLockRelease(&rx_shared->mutex);
+		idle_forever();
+	}
+
+	nbuf = bufpool_nbuffers();
+	recv_target = Min(MAX_RECV_POSTED, nbuf / 4);
+
+	/* a busy address or a missing device may go away: retry, less and less often */
+	for (int attempt = 0;; attempt++)
+	{
+		bool		opened = false;
+		int			delay_s = 1 << Min(attempt, 6);
+
+		PG_TRY();
+		{
+			rx_fabric_open(rx_fabric_provider, rx_fabric_address, region,
+						   region_len, nbuf, recv_target, &finfo);
+			if (bufpool_buffer_size() < finfo.prefix_size + 2 * RX_WIRE_HEADER_SIZE)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("rdma_exchange.buffer_size is too small for provider \"%s\"",
+								finfo.provider)));
+			opened = true;
+		}
+		PG_CATCH();
+		{
+			ErrorData  *edata;
+
+			MemoryContextSwitchTo(oldcxt);
+			edata = CopyErrorData();
+			FlushErrorState();
+			publish_failure(edata->message);
+			ereport(LOG,
+					(errcode(edata->sqlerrcode),
+					 errmsg("rdma_exchange data plane not started: %s", edata->message),
+					 edata->detail ? errdetail("%s", edata->detail) : 0,
+					 errhint("The transport worker tries again in %d s.", delay_s)));
+			FreeErrorData(edata);
+		}
+		PG_END_TRY();
+		if (opened)
+			break;
+		rx_fabric_close();
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 delay_s * 1000L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		if (ShutdownRequestPending)
+			proc_exit(1);
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+	}
+
+	msg_size = Min(bufpool_buffer_size() - finfo.prefix_size, finfo.max_msg_size);
+	recv_target = Min(recv_target, finfo.recv_depth);
+
+	SpinLockAcquire(&rx_shared->mutex);
+	strlcpy(rx_shared->provider, finfo.provider, sizeof(rx_shared->provider));
+	strlcpy(rx_shared->address, finfo.address, sizeof(rx_shared->address));
+	rx_shared->msg_size = msg_size;
+	rx_shared->prefix_size = finfo.prefix_size;
+	rx_shared->recv_reserve = recv_target;
+	rx_shared->failure[0] = '\0';
+	SpinLockRelease(&rx_shared->mutex);
+
+	ereport(LOG,
+			(errmsg("rdma_exchange transport listening at %s (provider %s, %zu-byte messages, %d buffers, %d receives posted%s)",
+					finfo.address, finfo.provider, msg_size, nbuf, recv_target,
+					finfo.registered ? ", pool registered" : "")));
+}
+
+void
+rx_transport_worker_main(Datum main_arg)
+{
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	BackgroundWorkerUnblockSignals();
+	/* no database: it only needs a PGPROC and a pg_stat_activity entry */
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+
+	SpinLockAcquire(&rx_shared->mutex);
+	rx_shared->worker_pid = MyProcPid;
+	rx_shared->worker_latch = MyLatch;
+	rx_shared->worker_generation++;
+	rx_shared->disabled = false;
+	strlcpy(rx_shared->failure, "The transport worker is starting.",
+			sizeof(rx_shared->failure));
+	SpinLockRelease(&rx_shared->mutex);
+	before_shmem_exit(worker_shmem_exit, 0);
+
+	now = GetCurrentTimestamp();
+	recover_shared_state();
+	open_data_plane();
+
+	wbufs = MemoryContextAllocZero(TopMemoryContext, sizeof(WBuf) * nbuf);
+	wports = MemoryContextAllocZero(TopMemoryContext,
+									sizeof(WPort) * rx_shared->nports);
+	active = MemoryContextAllocZero(TopMemoryContext,
+									sizeof(int) * rx_shared->nports);
+	maxpeers = 16;
+	peers = MemoryContextAllocZero(TopMemoryContext, sizeof(Peer) * maxpeers);
+
+	wes = CreateWaitEventSet(TopMemoryContext, 3);
+	AddWaitEventToSet(wes, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
+	AddWaitEventToSet(wes, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
+	if (rx_fabric_wait_fd() >= 0)
+		AddWaitEventToSet(wes, WL_SOCKET_READABLE, rx_fabric_wait_fd(), NULL, NULL);
+
+	post_receives();
+	SpinLockAcquire(&rx_shared->mutex);
+	rx_shared->ready = true;
+	SpinLockRelease(&rx_shared->mutex);
+
+	{
+		TimestampTz next_tick = 0;
+		int			idle = 0;
+
+		for (;;)
+		{
+			bool		busy = false;
+			TimestampTz tick = Max(1000, (TimestampTz) rx_retransmit_timeout * 125);
+
+			if (ShutdownRequestPending)
+				break;
+			if (ConfigReloadPending)
+			{
+				ConfigReloadPending = false;
+				ProcessConfigFile(PGC_SIGHUP);
+			}
+			now = GetCurrentTimestamp();
+
+			busy |= handle_port_events();
+			busy |= poll_recv();
+			busy |= poll_send();
+			if (tx_blocked)
+				retry_blocked();
+			if (now >= next_tick)
+			{
+				timers(tick);
+				next_tick = now + tick;
+			}
+			flush_round();
+			post_receives();
+			wake_buffer_waiters();
+
+			if (busy)
+			{
+				idle = 0;
+				continue;
+			}
+			if (++idle < IDLE_SPINS)
+				continue;
+			idle = 0;
+
+			if (rx_fabric_trywait() || rx_fabric_wait_fd() < 0)
+			{
+				WaitEvent ev;
+				long		timeout = -1;
+
+				/* open ports have timers: retransmission, keepalive */
+				if (nactive > 0 || ndelayed > 0 || tx_blocked)
+					timeout = Max(1, (long) (tick / 1000));
+				if (rx_fabric_wait_fd() < 0)
+					timeout = timeout < 0 ? 10 : Min(timeout, 1);
+				(void) WaitEventSetWait(wes, timeout, &ev, 1, PG_WAIT_EXTENSION);
+				ResetLatch(MyLatch);
+			}
+		}
+	}
+	/* exit code 1: a worker terminated by hand is started again */
+	proc_exit(1);
+}

@@ -1,0 +1,111 @@
+# test/t/010_failures.pl: what a user sees when things go wrong during a
+# distributed query, and that nothing is left behind afterwards: a member
+# down before the query, statement_timeout, cancel, a member killed in the
+# middle of a query.  After each case no fragment backend is running on
+# any member and every buffer pool is back to its idle state.
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::RealBin/..";
+use RxCluster;
+use IPC::Run;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $rx = RxCluster->new(nmembers => 3);
+my $n  = $rx->nmembers;
+
+$rx->safe_psql(0, q{
+	CREATE TABLE big (id int PRIMARY KEY, k int, pad text);
+	INSERT INTO big SELECT i, i % 1000, md5(i::text) FROM generate_series(1, 60000) i;
+	SELECT rdma_exchange.create_distributed_table('big', 'id');
+	ANALYZE big;
+});
+
+# a query that keeps every member busy for a long time (about 10 s a member)
+my $slow = q{SELECT count(*) FROM big WHERE pg_sleep(0.0005) IS NOT NULL};
+
+my $fragments = q{SELECT count(*) FROM pg_stat_activity
+	WHERE application_name = 'rdma_exchange' AND state = 'active'
+	AND query LIKE '%execute_fragment%'};
+my $pool_busy = q{SELECT total_buffers - free_buffers - recv_posted_buffers
+	FROM rdma_exchange.buffer_pool_stats};
+
+# nothing left running, no buffer held, on every member still up
+sub check_clean
+{
+	my ($what, @skip) = @_;
+	my %skip = map { $_ => 1 } @skip;
+	for my $i (0 .. $n - 1)
+	{
+		next if $skip{$i};
+		ok($rx->poll_query_until($i, "SELECT ($fragments) = 0"),
+			"$what: no fragment left running on member $i");
+		ok($rx->poll_query_until($i, "SELECT ($pool_busy) = 0"),
+			"$what: buffer pool of member $i back to idle");
+	}
+}
+
+# the answer is right to begin with
+is($rx->safe_psql(0, 'SELECT count(*), sum(k) FROM big'), '60000|29970000',
+	'distributed count is right');
+check_clean('after a query');
+
+# statement_timeout stops every fragment
+my ($ret, $out, $err) = $rx->psql(0, "SET statement_timeout = '1s'; $slow");
+isnt($ret, 0, 'statement_timeout: query fails');
+like($err, qr/canceling statement due to statement timeout/,
+	'statement_timeout: the usual message');
+check_clean('statement_timeout');
+
+# a cancel on the coordinator cancels the fragments
+{
+	my ($stdout, $stderr) = ('', '');
+	my $h = IPC::Run::start(
+		[ 'psql', '-X', '-d', $rx->coordinator->connstr($rx->dbname),
+		  '-c', "SET application_name = 'rx_cancel_me'", '-c', $slow ],
+		'>', \$stdout, '2>', \$stderr);
+	ok($rx->poll_query_until(0, "SELECT ($fragments) > 0"),
+		'cancel: fragments are running');
+	$rx->safe_psql(0, q{SELECT pg_cancel_backend(pid) FROM pg_stat_activity
+		WHERE application_name = 'rx_cancel_me'});
+	$h->finish;
+	like($stderr, qr/canceling statement due to user request/,
+		'cancel: the query reports the cancel');
+	check_clean('cancel');
+}
+
+# a member killed in the middle of a query: the coordinator reports it
+# within seconds, naming the member, and the others stop their fragments
+{
+	my $victim = $n - 1;
+	my $name = '127.0.0.1:' . $rx->member($victim)->port;
+	my ($stdout, $stderr) = ('', '');
+	my $h = IPC::Run::start(
+		[ 'psql', '-X', '-d', $rx->coordinator->connstr($rx->dbname), '-c', $slow ],
+		'>', \$stdout, '2>', \$stderr);
+	ok($rx->poll_query_until($victim, "SELECT ($fragments) > 0"),
+		'kill: the victim runs its fragment');
+	my $t0 = time;
+	$rx->kill_member($victim);
+	$h->finish;
+	my $elapsed = time - $t0;
+	like($stderr, qr/\Q$name\E/, 'kill: the error names the member that died');
+	cmp_ok($elapsed, '<', 30, 'kill: the coordinator gives up within seconds');
+	check_clean('kill', $victim);
+
+	# a member down before the query: a clear error naming it
+	($ret, $out, $err) = $rx->psql(0, 'SELECT count(*) FROM big');
+	isnt($ret, 0, 'member down: query fails');
+	like($err, qr/\Q$name\E/, 'member down: the error names the member');
+	check_clean('member down', $victim);
+
+	$rx->start_member($victim);
+	is($rx->safe_psql(0, 'SELECT count(*) FROM big'), '60000',
+		'member back: queries work again');
+	check_clean('member back');
+}
+
+$rx->teardown;
+done_testing();
