@@ -150,6 +150,8 @@ pool_get(const RxMember *member)
 					 errmsg("too many fragments in flight in one session")));
 	}
 	pool[npool].conn = rx_connect_member(member);
+	/* pooled across transactions: not closed by remote.c at abort */
+	rx_connection_keep(pool[npool].conn);
 	strlcpy(pool[npool].member, member->name, NAMEDATALEN);
 	pool[npool].userid = userid;
 	pool[npool].busy = true;
