@@ -322,6 +322,12 @@ fragment_params(RxReceiveState *r, Plan *fragment, EState *estate,
 		bool		typbyval;
 		Datum		value;
 
+		/*
+		 * Special executor params (Gather's rescan_param, for one) have no
+		 * type and carry no value: they only signal rescans.
+		 */
+		if (!OidIsValid(type))
+			continue;
 		if (prm->execPlan != NULL)
 			ExecSetParamPlan(prm->execPlan, econtext);
 		get_typlenbyval(type, &typlen, &typbyval);

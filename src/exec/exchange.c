@@ -14,6 +14,7 @@
  */
 #include "postgres.h"
 
+#include "executor/executor.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -258,4 +259,25 @@ rx_exec_init(void)
 {
 	rx_shuffle_register();
 	rx_receive_register();
+}
+
+/*
+ * ExecInitCustomScan builds the node's scan slot as virtual and compiles
+ * projection and qual for that, and parents compile their expressions for
+ * the slot type we report: a virtual slot needs no deforming step, so they
+ * would read stale tts_values.  Our rows come in minimal-tuple slots, or
+ * straight from the child in whatever slot it uses (PostgreSQL 15 has no
+ * CustomScanState.slotOps), so declare the type as varying and compile the
+ * node's own expressions again.  Called at the start of BeginCustomScan.
+ */
+void
+rx_exchange_slots_vary(CustomScanState *node)
+{
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+
+	node->ss.ps.scanopsfixed = false;
+	ExecAssignScanProjectionInfoWithVarno(&node->ss,
+										  cscan->custom_scan_tlist != NIL ?
+										  INDEX_VAR : cscan->scan.scanrelid);
+	node->ss.ps.qual = ExecInitQual(cscan->scan.plan.qual, &node->ss.ps);
 }

@@ -82,6 +82,9 @@ typedef struct RxReceiveState
 extern void rx_explain_member_stats(RxExchangeNodeStats *stats, bool send,
 									bool recv, ExplainState *es);
 
+/* declare the node's output slot type as varying (see exchange.c) */
+extern void rx_exchange_slots_vary(CustomScanState *node);
+
 /* registration of the two nodes' methods */
 extern void rx_shuffle_register(void);
 extern void rx_receive_register(void);

@@ -79,6 +79,8 @@ receive_begin(CustomScanState *node, EState *estate, int eflags)
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 	TupleDesc	desc = node->ss.ss_ScanTupleSlot->tts_tupleDescriptor;
 
+	rx_exchange_slots_vary(node);
+
 	r->eflags = eflags;
 	if (eflags & (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK))
 		r->info.materialize = true;

@@ -71,6 +71,8 @@ shuffle_begin(CustomScanState *node, EState *estate, int eflags)
 	ListCell   *lc;
 	int			i = 0;
 
+	rx_exchange_slots_vary(node);
+
 	/* the child runs once, front to back: it is never rescanned */
 	outerPlanState(s) = ExecInitNode(outerPlan(cscan), estate,
 									 eflags & ~(EXEC_FLAG_REWIND |
