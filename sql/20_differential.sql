@@ -76,7 +76,7 @@ END $$;
 :run SELECT rx_same('few groups');
 \set q 'SELECT o_cust, count(*), sum(o_amount), max(o_note) FROM ord GROUP BY o_cust'
 :run SELECT rx_same('many groups');
-\set q 'SELECT count(*), sum(o_amount), min(o_id), max(o_id), count(DISTINCT o_cust) FROM ord'
+\set q 'SELECT count(*) AS n, sum(o_amount) AS s, min(o_id) AS lo, max(o_id) AS hi, count(DISTINCT o_cust) AS nd FROM ord'
 :run SELECT rx_same('global aggregate');
 \set q 'SELECT DISTINCT o_note FROM ord'
 :run SELECT rx_same('distinct');
@@ -85,6 +85,18 @@ END $$;
 :run SELECT rx_same('order by limit');
 \set q 'SELECT o_cust, sum(o_amount) AS s FROM ord GROUP BY o_cust ORDER BY s DESC, o_cust LIMIT 10'
 :run SELECT rx_same('top groups');
+-- the order itself: row numbers are given in the order the rows arrive
+\set q 'SELECT row_number() OVER () AS rn, o_id FROM (SELECT o_id FROM ord ORDER BY o_amount DESC, o_id LIMIT 500) s'
+:run SELECT rx_same('order kept');
+-- serial plans: distributed scans gathered, index order kept for a merge join
+SET max_parallel_workers_per_gather = 0;
+SET enable_hashjoin = off;
+\set q 'SELECT a.o_id, b.o_id AS b_id FROM ord a JOIN ord b ON a.o_cust = b.o_id WHERE a.o_amount < 5'
+:run SELECT rx_same('serial merge join');
+\set q 'SELECT row_number() OVER () AS rn, o_id FROM (SELECT o_id FROM ord ORDER BY o_id DESC LIMIT 300) s'
+:run SELECT rx_same('serial index order');
+RESET enable_hashjoin;
+RESET max_parallel_workers_per_gather;
 -- outer, semi and anti joins with NULL and dangling keys
 \set q 'SELECT o_id, c_id FROM ord LEFT JOIN cust ON o_cust = c_id'
 :run SELECT rx_same('left join');

@@ -11,19 +11,26 @@
  * with the filters that need nothing from the coordinator evaluated on
  * the members.  The rest (filters and index conditions with parameters of
  * the serial part) stays on the RECEIVE.  The rows are kept for rescans,
- * so a SubPlan runs the fragment once, not once per outer row.  EXPLAIN
- * shows the RECEIVE as a fallback.
+ * so a SubPlan runs the fragment once, not once per outer row.  An index
+ * scan's rows come in index order and the plan above may rely on that (a
+ * Merge Join, an ORDER BY without Sort): then each member sorts its rows
+ * the same way and the RECEIVE merges them.  EXPLAIN shows the RECEIVE as
+ * a fallback.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/nbtree.h"
+#include "access/relation.h"
 #include "access/sysattr.h"
+#include "catalog/pg_index.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
 
 #include "exec/exchange.h"
 #include "planner/planner.h"
@@ -83,6 +90,102 @@ refuse(Scan *scan, RangeTblEntry *rte, const char *why)
 			 errdetail("%s", why)));
 }
 
+/* the index order of an index scan, as sort keys on table columns */
+typedef struct IndexOrder
+{
+	int			nkeys;
+	AttrNumber	attnos[INDEX_MAX_KEYS];
+	Oid			ops[INDEX_MAX_KEYS];
+	Oid			collations[INDEX_MAX_KEYS];
+	bool		nulls_first[INDEX_MAX_KEYS];
+} IndexOrder;
+
+static void
+index_order(IndexScan *iscan, RangeTblEntry *rte, IndexOrder *order)
+{
+	Relation	idx = index_open(iscan->indexid, AccessShareLock);
+	bool		backward = ScanDirectionIsBackward(iscan->indexorderdir);
+
+	order->nkeys = 0;
+	if (iscan->indexorderby != NIL)
+		refuse(&iscan->scan, rte, "An index scan ordered by distance cannot be gathered.");
+	if (idx->rd_indam->amcanorder)
+	{
+		for (int i = 0; i < IndexRelationGetNumberOfKeyAttributes(idx); i++)
+		{
+			int16		opt = idx->rd_indoption[i];
+			bool		desc = (opt & INDOPTION_DESC) != 0;
+
+			if (idx->rd_index->indkey.values[i] == 0)
+				refuse(&iscan->scan, rte, "The order of an expression index cannot be kept when its rows are gathered.");
+			order->attnos[i] = idx->rd_index->indkey.values[i];
+			order->ops[i] = get_opfamily_member(idx->rd_opfamily[i],
+												idx->rd_opcintype[i],
+												idx->rd_opcintype[i],
+												desc != backward ?
+												BTGreaterStrategyNumber :
+												BTLessStrategyNumber);
+			if (!OidIsValid(order->ops[i]))
+				refuse(&iscan->scan, rte, "The index has no ordering operator.");
+			order->collations[i] = idx->rd_indcollation[i];
+			order->nulls_first[i] = ((opt & INDOPTION_NULLS_FIRST) != 0) != backward;
+			order->nkeys++;
+		}
+	}
+	index_close(idx, NoLock);
+}
+
+#define palloc_array_copy(a, n) \
+	memcpy(palloc(sizeof((a)[0]) * (n)), (a), sizeof((a)[0]) * (n))
+
+/* position of column attno in the fragment's output */
+static AttrNumber
+map_position(ColumnMap *map, AttrNumber attno)
+{
+	ListCell   *lc;
+
+	foreach(lc, map->attnos)
+		if (lfirst_int(lc) == attno)
+			return foreach_current_index(lc) + 1;
+	elog(ERROR, "column %d of a gathered scan was not fetched", attno);
+	return InvalidAttrNumber;
+}
+
+/* Sort of the fragment's rows by the index order, every column kept */
+static Plan *
+sort_fragment(RxPlanContext *ctx, Plan *child, ColumnMap *map,
+			  IndexOrder *order, AttrNumber *cols)
+{
+	Sort	   *sort = makeNode(Sort);
+	ListCell   *lc;
+
+	foreach(lc, child->targetlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Var		   *var = (Var *) copyObject(tle->expr);
+
+		var->varno = OUTER_VAR;
+		var->varattno = tle->resno;
+		sort->plan.targetlist = lappend(sort->plan.targetlist,
+										makeTargetEntry((Expr *) var, tle->resno,
+														tle->resname, false));
+	}
+	for (int i = 0; i < order->nkeys; i++)
+		cols[i] = map_position(map, order->attnos[i]);
+	sort->numCols = order->nkeys;
+	sort->sortColIdx = palloc_array_copy(cols, order->nkeys);
+	sort->sortOperators = palloc_array_copy(order->ops, order->nkeys);
+	sort->collations = palloc_array_copy(order->collations, order->nkeys);
+	sort->nullsFirst = palloc_array_copy(order->nulls_first, order->nkeys);
+	sort->plan.lefttree = child;
+	sort->plan.plan_rows = child->plan_rows;
+	sort->plan.plan_width = child->plan_width;
+	sort->plan.startup_cost = child->total_cost;
+	sort->plan.total_cost = child->total_cost;
+	sort->plan.plan_node_id = rx_new_node_id(ctx);
+	return (Plan *) sort;
+}
+
 Plan *
 rx_fallback_scan(RxPlanContext *ctx, Scan *scan)
 {
@@ -92,8 +195,11 @@ rx_fallback_scan(RxPlanContext *ctx, Scan *scan)
 	List	   *pushed = NIL;
 	List	   *kept = NIL;
 	Bitmapset  *attrs = NULL;
-	ColumnMap		map;
+	ColumnMap	map;
+	IndexOrder	order = {0};
+	AttrNumber	sort_cols[INDEX_MAX_KEYS];
 	SeqScan    *frag;
+	Plan	   *fragment;
 	List	   *tlist = NIL;
 	CustomScan *shuffle;
 	CustomScan *receive;
@@ -107,6 +213,7 @@ rx_fallback_scan(RxPlanContext *ctx, Scan *scan)
 			break;
 		case T_IndexScan:
 			quals = list_concat(quals, ((IndexScan *) scan)->indexqualorig);
+			index_order((IndexScan *) scan, rte, &order);
 			break;
 		case T_BitmapHeapScan:
 			quals = list_concat(quals, ((BitmapHeapScan *) scan)->bitmapqualorig);
@@ -118,6 +225,8 @@ rx_fallback_scan(RxPlanContext *ctx, Scan *scan)
 	/* the columns the scan's output and filters read */
 	pull_varattnos((Node *) scan->plan.targetlist, rti, &attrs);
 	pull_varattnos((Node *) quals, rti, &attrs);
+	for (int i = 0; i < order.nkeys; i++)
+		attrs = bms_add_member(attrs, order.attnos[i] - FirstLowInvalidHeapAttributeNumber);
 	map.rti = rti;
 	map.attnos = NIL;
 	attno = -1;
@@ -166,14 +275,21 @@ rx_fallback_scan(RxPlanContext *ctx, Scan *scan)
 	frag->scan.plan.total_cost = scan->plan.total_cost;
 	frag->scan.plan.plan_node_id = rx_new_node_id(ctx);
 
+	fragment = (Plan *) frag;
+	if (order.nkeys > 0)
+		fragment = sort_fragment(ctx, fragment, &map, &order, sort_cols);
+
 	exchange_id = rx_new_node_id(ctx);
-	shuffle = rx_make_shuffle((Plan *) frag, exchange_id, RX_ROUTE_COORDINATOR,
+	shuffle = rx_make_shuffle(fragment, exchange_id, RX_ROUTE_COORDINATOR,
 							  -1, NIL, NIL, NIL);
 	shuffle->scan.plan.plan_node_id = rx_new_node_id(ctx);
 
 	receive = rx_make_receive((Plan *) shuffle, exchange_id, RX_RECEIVE_GATHER,
 							  true, true);
 	receive->scan.plan.plan_node_id = exchange_id;
+	if (order.nkeys > 0)
+		rx_receive_set_merge(receive, order.nkeys, sort_cols, order.ops,
+							 order.collations, order.nulls_first);
 	receive->scan.plan.targetlist = (List *)
 		map_to_index_var((Node *) scan->plan.targetlist, &map);
 	receive->scan.plan.qual = (List *) map_to_index_var((Node *) kept, &map);
