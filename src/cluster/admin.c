@@ -83,7 +83,8 @@ rx_spi_strings(const char *sql, int *nrows)
 
 	SPI_connect();
 	ret = SPI_execute(sql, false, 0);
-	if (ret != SPI_OK_SELECT)
+	/* a SELECT, or a statement with RETURNING */
+	if (ret < 0 || SPI_tuptable == NULL)
 		elog(ERROR, "SPI_execute failed: %s", SPI_result_code_string(ret));
 	n = SPI_processed;
 	rows = MemoryContextAlloc(caller, sizeof(char **) * Max(n, 1));

@@ -17,7 +17,8 @@
  * members commit at its pre-commit (remote_xact.c), so an error anywhere
  * leaves no half-distributed table and no row on the wrong member.
  *
- * Also here: the sql_drop event trigger that forgets dropped tables, and
+ * Also here: the sql_drop event trigger that forgets dropped tables and
+ * drops them on the other members, and
  * rdma_exchange.member_index_of(), the owner of a value.
  *
  *-------------------------------------------------------------------------
@@ -660,6 +661,12 @@ rx_replicate_reference_tables(const RxMember *target, const RxMember *members,
 Datum
 rx_drop_cleanup(PG_FUNCTION_ARGS)
 {
+	char	 ***rows;
+	int			n;
+	RxMember   *members;
+	int			nmembers;
+	int			self;
+
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
@@ -669,11 +676,29 @@ rx_drop_cleanup(PG_FUNCTION_ARGS)
 	if (!rx_extension_loaded() || !OidIsValid(rx_dist_catalog_relid()))
 		PG_RETURN_VOID();
 
-	rx_spi_exec("DELETE FROM rdma_exchange.dist_table d"
-				" USING pg_catalog.pg_event_trigger_dropped_objects() o"
-				" WHERE o.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
-				" AND o.objsubid OPERATOR(pg_catalog.=) 0"
-				" AND d.relid::pg_catalog.oid OPERATOR(pg_catalog.=) o.objid");
+	/*
+	 * A distributed or reference table dropped here is dropped on every
+	 * member too, in this transaction (remote_xact.c commits the members at
+	 * pre-commit): its rows must not stay behind on the others.  Without
+	 * CASCADE there: whatever depends on the table on another member makes
+	 * the whole DROP fail, with that member's error.
+	 */
+	rows = rx_spi_strings("DELETE FROM rdma_exchange.dist_table d"
+						  " USING pg_catalog.pg_event_trigger_dropped_objects() o"
+						  " WHERE o.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
+						  " AND o.objsubid OPERATOR(pg_catalog.=) 0"
+						  " AND d.relid::pg_catalog.oid OPERATOR(pg_catalog.=) o.objid"
+						  " RETURNING pg_catalog.format('DROP TABLE IF EXISTS %I.%I',"
+						  " o.schema_name, o.object_name)", &n);
+	if (n == 0 || rx_in_member_session())
+		PG_RETURN_VOID();
+	nmembers = rx_get_members(&members);
+	self = rx_self_member_index();
+	for (int i = 0; i < n; i++)
+		for (int m = 0; m < nmembers; m++)
+			if (m != self)
+				rx_exec_command(rx_xact_connection(&members[m]),
+								members[m].name, rows[i][0]);
 	PG_RETURN_VOID();
 }
 

@@ -47,6 +47,7 @@
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
+#include "storage/procsignal.h"
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
@@ -1649,6 +1650,23 @@ publish_failure(const char *why)
 	SpinLockRelease(&rx_shared->mutex);
 }
 
+/*
+ * Configuration reloads, and process signal barriers: DROP DATABASE and
+ * ALTER DATABASE SET TABLESPACE wait until every process, this one
+ * included, has absorbed theirs.
+ */
+static void
+worker_absorb_signals(void)
+{
+	if (ProcSignalBarrierPending)
+		ProcessProcSignalBarrier();
+	if (ConfigReloadPending)
+	{
+		ConfigReloadPending = false;
+		ProcessConfigFile(PGC_SIGHUP);
+	}
+}
+
 /* the configured provider cannot work: say so once and stay idle */
 static void
 idle_forever(void)
@@ -1660,11 +1678,7 @@ idle_forever(void)
 		ResetLatch(MyLatch);
 		if (ShutdownRequestPending)
 			proc_exit(1);
-		if (ConfigReloadPending)
-		{
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
-		}
+		worker_absorb_signals();
 	}
 }
 
@@ -1734,11 +1748,7 @@ open_data_plane(void)
 		ResetLatch(MyLatch);
 		if (ShutdownRequestPending)
 			proc_exit(1);
-		if (ConfigReloadPending)
-		{
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
-		}
+		worker_absorb_signals();
 	}
 
 	msg_size = Min(bufpool_buffer_size() - finfo.prefix_size, finfo.max_msg_size);
@@ -1812,11 +1822,7 @@ rx_transport_worker_main(Datum main_arg)
 
 			if (ShutdownRequestPending)
 				break;
-			if (ConfigReloadPending)
-			{
-				ConfigReloadPending = false;
-				ProcessConfigFile(PGC_SIGHUP);
-			}
+			worker_absorb_signals();
 			now = GetCurrentTimestamp();
 
 			busy |= handle_port_events();
