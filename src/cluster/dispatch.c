@@ -658,6 +658,7 @@ rx_dispatch_finish(RxDispatch *d, bool stop)
 
 	for (int m = 0; m < d->nmembers; m++)
 		pool_put(d->conns[m], true);
+	rx_hub_free(d->hub);
 	rx_port_close(d->port);
 	d->port = NULL;
 }

@@ -368,6 +368,7 @@ rx_execute_fragment(PG_FUNCTION_ARGS)
 		}
 		ExecutorEnd(qd);
 		FreeQueryDesc(qd);
+		rx_hub_free(current_hub);
 	}
 	PG_FINALLY();
 	{

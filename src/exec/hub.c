@@ -86,6 +86,27 @@ rx_hub_create(RxPort *port, int self, int nmembers,
 	return hub;
 }
 
+/*
+ * The end of the hub's queues: their temporary files go now, not at
+ * transaction end with a leak warning.  Not needed after an error: the
+ * resource owner closes them then.
+ */
+void
+rx_hub_free(RxHub *hub)
+{
+	for (int i = 0; i < hub->nexchanges; i++)
+	{
+		HubExchange *x = hub->exchanges[i];
+
+		if (!x->receiving)
+			continue;
+		for (int s = 0; s < hub->nmembers; s++)
+			tuplestore_end(x->src[s].queue);
+		ExecDropSingleTupleTableSlot(x->slot);
+		x->receiving = false;
+	}
+}
+
 int
 rx_hub_self(RxHub *hub)
 {

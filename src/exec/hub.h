@@ -38,6 +38,7 @@ typedef struct RxHubCounters
 
 extern RxHub *rx_hub_create(RxPort *port, int self, int nmembers,
 							const char *const *member_names);
+extern void rx_hub_free(RxHub *hub);
 extern void rx_hub_register_receive(RxHub *hub, int exchange_id,
 									TupleDesc tupdesc);
 extern int	rx_hub_self(RxHub *hub);
