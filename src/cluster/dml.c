@@ -341,6 +341,21 @@ trigger_data(FunctionCallInfo fcinfo, const char *fname)
  * ---------------------------------------------------------------------
  */
 
+/* the row as one line of COPY text, in the members' common format */
+static void
+encode_row(RouteState *rs, HeapTuple tuple, TupleDesc desc, StringInfo line)
+{
+	Datum	   *values = palloc(sizeof(Datum) * desc->natts);
+	bool	   *nulls = palloc(sizeof(bool) * desc->natts);
+	int			nest;
+
+	heap_deform_tuple(tuple, desc, values, nulls);
+	initStringInfo(line);
+	nest = rx_transmission_begin();
+	rx_row_encode(rs->enc, values, nulls, line);
+	rx_transmission_end(nest);
+}
+
 Datum
 rx_route_row(PG_FUNCTION_ARGS)
 {
@@ -349,10 +364,7 @@ rx_route_row(PG_FUNCTION_ARGS)
 	HeapTuple	tuple = td->tg_trigtuple;
 	TupleDesc	desc = RelationGetDescr(rel);
 	RouteState *rs;
-	Datum	   *values;
-	bool	   *nulls;
 	StringInfoData line;
-	int			nest;
 
 	if (!TRIGGER_FIRED_BEFORE(td->tg_event) || !TRIGGER_FIRED_FOR_ROW(td->tg_event) ||
 		!TRIGGER_FIRED_BY_INSERT(td->tg_event))
@@ -384,13 +396,7 @@ rx_route_row(PG_FUNCTION_ARGS)
 							   RX_APPLICATION_NAME),
 					 errhint("Insert into a distributed table from an ordinary session, not through rdma_exchange.run_on_all_nodes(); if the row was forwarded by another member, the members' catalogs differ: compare rdma_exchange.nodes on every member.")));
 
-		values = palloc(sizeof(Datum) * desc->natts);
-		nulls = palloc(sizeof(bool) * desc->natts);
-		heap_deform_tuple(tuple, desc, values, nulls);
-		initStringInfo(&line);
-		nest = rx_transmission_begin();
-		rx_row_encode(rs->enc, values, nulls, &line);
-		rx_transmission_end(nest);
+		encode_row(rs, tuple, desc, &line);
 		rx_xact_copy_row(&rs->members[owner], rs->relid, rs->enc->table_name,
 						 rs->enc->copy_command, line.data, line.len);
 		return PointerGetDatum(NULL);	/* stored by its owner instead */
@@ -399,13 +405,7 @@ rx_route_row(PG_FUNCTION_ARGS)
 	/* reference table: here and on every other member */
 	if (rx_in_member_session())
 		return PointerGetDatum(tuple);
-	values = palloc(sizeof(Datum) * desc->natts);
-	nulls = palloc(sizeof(bool) * desc->natts);
-	heap_deform_tuple(tuple, desc, values, nulls);
-	initStringInfo(&line);
-	nest = rx_transmission_begin();
-	rx_row_encode(rs->enc, values, nulls, &line);
-	rx_transmission_end(nest);
+	encode_row(rs, tuple, desc, &line);
 	for (int m = 0; m < rs->nmembers; m++)
 		if (m != rs->self)
 			rx_xact_copy_row(&rs->members[m], rs->relid, rs->enc->table_name,

@@ -510,6 +510,25 @@ send_query(PGconn *conn, const char *member_name, const char *sql)
 							   "could not send a command");
 }
 
+/* raise the member's error carried by a failed result, which is cleared */
+static void
+raise_if_failed(PGconn *conn, PGresult *res, const char *member_name)
+{
+	ExecStatusType st = PQresultStatus(res);
+
+	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
+		return;
+	PG_TRY();
+	{
+		rx_report_remote_error(ERROR, conn, res, member_name, NULL);
+	}
+	PG_FINALLY();
+	{
+		PQclear(res);
+	}
+	PG_END_TRY();
+}
+
 void
 rx_exec_command(PGconn *conn, const char *member_name, const char *sql)
 {
@@ -518,20 +537,7 @@ rx_exec_command(PGconn *conn, const char *member_name, const char *sql)
 	send_query(conn, member_name, sql);
 	while ((res = rx_get_result(conn, member_name)) != NULL)
 	{
-		ExecStatusType st = PQresultStatus(res);
-
-		if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
-		{
-			PG_TRY();
-			{
-				rx_report_remote_error(ERROR, conn, res, member_name, NULL);
-			}
-			PG_FINALLY();
-			{
-				PQclear(res);
-			}
-			PG_END_TRY();
-		}
+		raise_if_failed(conn, res, member_name);
 		PQclear(res);
 	}
 }
@@ -547,27 +553,14 @@ rx_exec_query(PGconn *conn, const char *member_name, const char *sql)
 	{
 		while ((res = rx_get_result(conn, member_name)) != NULL)
 		{
-			ExecStatusType st = PQresultStatus(res);
-
-			if (st == PGRES_TUPLES_OK)
+			if (PQresultStatus(res) == PGRES_TUPLES_OK)
 			{
 				if (last != NULL)
 					PQclear(last);
 				last = res;
 				continue;
 			}
-			if (st != PGRES_COMMAND_OK)
-			{
-				PG_TRY();
-				{
-					rx_report_remote_error(ERROR, conn, res, member_name, NULL);
-				}
-				PG_FINALLY();
-				{
-					PQclear(res);
-				}
-				PG_END_TRY();
-			}
+			raise_if_failed(conn, res, member_name);
 			PQclear(res);
 		}
 		if (last == NULL)
