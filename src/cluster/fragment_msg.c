@@ -3,6 +3,12 @@
  * fragment_msg.c
  *	  Encoding, signing, verifying and decoding fragment messages.
  *
+ * A message is "<hex HMAC-SHA256>:<header>\n<body>": the header names the
+ * format and the coordinator's extension version (members with another
+ * version refuse the fragment with a clear error instead of misreading
+ * it), the body is the nodeToString() of a list (see rx_fragment_encode).
+ * The signature covers header and body.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -13,6 +19,7 @@
 #include "nodes/readfuncs.h"
 #include "nodes/value.h"
 
+#include "cluster/admin.h"
 #include "cluster/fragment_msg.h"
 
 #define RX_FRAGMENT_MAGIC "rdma_exchange fragment v1"
@@ -83,7 +90,8 @@ rx_fragment_encode(RxFragmentMsg *msg)
 	body = lappend(body, msg->param_values);
 	body = lappend(body, msg->guc_names);
 	body = lappend(body, msg->guc_values);
-	text = nodeToString(body);
+	text = psprintf("%s %s\n%s", RX_FRAGMENT_MAGIC,
+					rx_local_extension_version(), nodeToString(body));
 	sign(text, strlen(text), sig);
 	return psprintf("%s:%s", sig, text);
 }
@@ -100,6 +108,10 @@ rx_fragment_decode(const char *text)
 	const char *colon = strchr(text, ':');
 	char		sig[2 * PG_SHA256_DIGEST_LENGTH + 1];
 	int			diff = 0;
+	const char *header;
+	const char *newline;
+	char	   *version;
+	char	   *local_version;
 	List	   *body;
 	RxFragmentMsg *msg;
 	List	   *addrs,
@@ -124,7 +136,25 @@ rx_fragment_decode(const char *text)
 				 errdetail("The fragment was not signed with this member's rdma_exchange.cluster_key."),
 				 errhint("Set the same rdma_exchange.cluster_key on every member.")));
 
-	body = (List *) stringToNode(colon + 1);
+	header = colon + 1;
+	newline = strchr(header, '\n');
+	if (newline == NULL || strncmp(header, RX_FRAGMENT_MAGIC " ",
+								   strlen(RX_FRAGMENT_MAGIC " ")) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROTOCOL_VIOLATION),
+				 errmsg("plan fragment of an unknown format"),
+				 errhint("Every member must run the same version of rdma_exchange.")));
+	version = pnstrdup(header + strlen(RX_FRAGMENT_MAGIC " "),
+					   newline - header - strlen(RX_FRAGMENT_MAGIC " "));
+	local_version = rx_local_extension_version();
+	if (strcmp(version, local_version) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the coordinator has rdma_exchange version %s, this member has version %s",
+						version, local_version),
+				 errhint("Install the same version on every member (ALTER EXTENSION rdma_exchange UPDATE).")));
+
+	body = (List *) stringToNode(newline + 1);
 	if (!IsA(body, List) || list_length(body) != 16 ||
 		!IsA(linitial(body), String) ||
 		strcmp(strVal(linitial(body)), RX_FRAGMENT_MAGIC) != 0)

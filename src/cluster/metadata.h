@@ -13,6 +13,8 @@
 #ifndef RX_METADATA_H
 #define RX_METADATA_H
 
+#include "access/attnum.h"
+
 #include "rdma_exchange.h"
 
 typedef struct RxMember
