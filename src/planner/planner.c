@@ -12,6 +12,8 @@
  *  - each Gather / Gather Merge whose subtree can be placed (locus.c)
  *	  becomes a gather RECEIVE with the subtree as a fragment below a SHUFFLE
  *	  to the coordinator, exchanges inserted where rows must move;
+ *  - a hash aggregate with many groups right above a Gather moves below
+ *	  it first, so that the members finish the groups they own;
  *  - everything else is the serial part on the coordinator: a Gather that
  *	  cannot be placed runs its subtree serially, and every scan of a
  *	  distributed table there is gathered from all members (fallback.c).
@@ -26,6 +28,7 @@
 #include "access/xact.h"
 #include "miscadmin.h"
 #include "optimizer/optimizer.h"
+#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/plancat.h"
 #include "optimizer/planner.h"
@@ -220,6 +223,78 @@ is_distributed_scan(RxPlanContext *ctx, Plan *plan)
 	return dist.method == RX_DIST_HASH;
 }
 
+/*
+ * A hash aggregate with many groups right above a Gather: the coordinator
+ * would receive every member's groups (partial states, or the rows
+ * themselves) and finish all of them alone.  Moved below the Gather it
+ * runs on every member on the groups that member owns (locus.c shuffles
+ * its input by the group key) and the coordinator receives each group
+ * once.  Only when the Gather passes its child's columns through as they
+ * are, so that the Agg's references to its input stay valid, and without
+ * InitPlans of its own (they would have to travel with the fragment).
+ * The sorted strategy would need merged input on the members; it stays.
+ */
+#define RX_MANY_GROUPS	1000
+
+static bool
+gather_passes_through(Gather *gather)
+{
+	ListCell   *lc;
+
+	if (list_length(gather->plan.targetlist) !=
+		list_length(gather->plan.lefttree->targetlist))
+		return false;
+	foreach(lc, gather->plan.targetlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Var		   *var = (Var *) tle->expr;
+
+		if (!IsA(var, Var) || var->varno != OUTER_VAR ||
+			var->varattno != tle->resno)
+			return false;
+	}
+	return true;
+}
+
+static Plan *
+agg_below_gather(Plan *plan)
+{
+	Agg		   *agg = (Agg *) plan;
+	Gather	   *gather;
+	List	   *tlist = NIL;
+	ListCell   *lc;
+
+	if (!IsA(plan, Agg) || agg->aggstrategy != AGG_HASHED ||
+		agg->groupingSets != NIL || agg->numCols == 0 ||
+		DO_AGGSPLIT_SKIPFINAL(agg->aggsplit) || agg->numGroups < RX_MANY_GROUPS ||
+		plan->initPlan != NIL || plan->lefttree == NULL ||
+		!IsA(plan->lefttree, Gather) ||
+		!gather_passes_through((Gather *) plan->lefttree))
+		return plan;
+
+	gather = (Gather *) plan->lefttree;
+	foreach(lc, plan->targetlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+
+		tlist = lappend(tlist,
+						makeTargetEntry((Expr *) makeVarFromTargetEntry(OUTER_VAR, tle),
+										tle->resno, tle->resname, tle->resjunk));
+	}
+	plan->lefttree = gather->plan.lefttree;
+	plan->extParam = bms_union(plan->extParam, gather->plan.extParam);
+	plan->allParam = bms_union(plan->allParam, gather->plan.allParam);
+	gather->plan.lefttree = plan;
+	gather->plan.targetlist = tlist;
+	gather->plan.extParam = bms_copy(plan->extParam);
+	gather->plan.allParam = bms_copy(plan->allParam);
+	gather->plan.plan_rows = plan->plan_rows;
+	gather->plan.plan_width = plan->plan_width;
+	gather->plan.startup_cost = plan->startup_cost;
+	gather->plan.total_cost = plan->total_cost;
+	return (Plan *) gather;
+}
+
 static Plan *
 rewrite_serial(RxPlanContext *ctx, Plan *plan)
 {
@@ -228,6 +303,7 @@ rewrite_serial(RxPlanContext *ctx, Plan *plan)
 	if (plan == NULL)
 		return NULL;
 	check_stack_depth();
+	plan = agg_below_gather(plan);
 	if (IsA(plan, Gather) || IsA(plan, GatherMerge))
 		return rewrite_gather(ctx, plan);
 	if (is_distributed_scan(ctx, plan))
