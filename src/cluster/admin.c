@@ -613,6 +613,44 @@ run_locally(const char *command, const char *name)
 	return result;
 }
 
+/*
+ * Refuses, before any member runs anything, the statements that would
+ * break the calling transaction's hold on the members: transaction control
+ * would commit or roll back a member's part behind the caller's back, and
+ * a COPY from or to the client has no client on a member's connection.
+ * Everything else is left to the members, whose errors are clear enough
+ * (VACUUM: "cannot run inside a transaction block").
+ */
+static void
+check_command(const char *command)
+{
+	List	   *raw = raw_parser(command, RAW_PARSE_DEFAULT);
+	ListCell   *lc;
+
+	if (raw == NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("rdma_exchange.run_on_all_nodes() needs a command"),
+				 errdetail("The command string is empty.")));
+	foreach(lc, raw)
+	{
+		Node	   *stmt = lfirst_node(RawStmt, lc)->stmt;
+
+		if (IsA(stmt, TransactionStmt))
+			ereport(ERROR,
+					(errcode(ERRCODE_ACTIVE_SQL_TRANSACTION),
+					 errmsg("transaction control cannot run through rdma_exchange.run_on_all_nodes()"),
+					 errdetail("The command runs inside the calling transaction on every member; %s would end or split that transaction on some members only.",
+							   GetCommandTagName(CreateCommandTag(stmt))),
+					 errhint("Use BEGIN, COMMIT and ROLLBACK around the call instead.")));
+		if (IsA(stmt, CopyStmt) && ((CopyStmt *) stmt)->filename == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("COPY from or to the client cannot run through rdma_exchange.run_on_all_nodes()"),
+					 errhint("Use COPY on the distributed table from this member; it routes the rows to their owners.")));
+	}
+}
+
 static char *
 collect_remote(PGconn *conn, const char *name, bool *isnull)
 {
@@ -671,6 +709,7 @@ rx_run_on_all_nodes(PG_FUNCTION_ARGS)
 	bool	   *isnull;
 
 	InitMaterializedSRF(fcinfo, 0);
+	check_command(command);
 	nest = rx_admin_begin();
 	n = rx_get_members(&members);
 	self = rx_self_member_index();

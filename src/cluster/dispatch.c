@@ -35,6 +35,7 @@
 #include "cluster/fragment_msg.h"
 #include "cluster/metadata.h"
 #include "cluster/remote.h"
+#include "cluster/remote_xact.h"
 #include "exec/exchange.h"
 #include "exec/exchange_state.h"
 #include "transport/transport.h"
@@ -419,6 +420,12 @@ rx_dispatch_start(RxReceiveState *r)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("this server is not a member of an rdma_exchange cluster"),
 				 errhint("Add every member, this one included, with rdma_exchange.add_node().")));
+	if (rx_xact_changed_before(r->css.ss.ps.state->es_snapshot->curcid))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a distributed query cannot run after changes to the cluster in the same transaction"),
+				 errdetail("This transaction wrote to a distributed or reference table or changed other members; the query's plan fragments run in sessions of their own on every member, which would not see those changes."),
+				 errhint("Commit the transaction first, then run the query.")));
 	if (!pg_strong_random(&query_id, sizeof(query_id)) ||
 		!pg_strong_random(&token, sizeof(token)))
 		elog(ERROR, "could not generate a random query id");

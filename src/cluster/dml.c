@@ -609,6 +609,8 @@ check_modify_table(Plan *plan, PlannedStmt *ps)
 		rx_table_distribution(relid, &dist);
 		if (dist.method == RX_DIST_NONE)
 			continue;
+		if (!member_session)
+			rx_xact_note_change();
 
 		if (dist.method == RX_DIST_HASH)
 		{

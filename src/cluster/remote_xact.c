@@ -50,6 +50,10 @@ static XactConn xconns[MAX_XACT_CONNS];
 /* a member whose remote transaction was lost; commit must fail */
 static char doomed_member[NAMEDATALEN];
 
+/* see rx_xact_changed_before(): the command of the first change */
+static bool xact_changed = false;
+static CommandId xact_changed_cid;
+
 static void
 forget(XactConn *xc)
 {
@@ -104,9 +108,14 @@ cleanup_drain(PGconn *conn, TimestampTz deadline, bool *ok)
 			return true;
 		if (PQresultStatus(res) == PGRES_FATAL_ERROR)
 			*ok = false;
-		else if (PQresultStatus(res) == PGRES_COPY_IN)
+		else if (PQresultStatus(res) == PGRES_COPY_IN ||
+				 PQresultStatus(res) == PGRES_COPY_OUT ||
+				 PQresultStatus(res) == PGRES_COPY_BOTH)
 		{
-			/* cannot happen after PQputCopyEnd; do not wait for it */
+			/*
+			 * A COPY the member still expects data for or still sends: it
+			 * cannot be ended cleanly from here, so the connection goes.
+			 */
 			PQclear(res);
 			return false;
 		}
@@ -278,6 +287,7 @@ get_xconn(const RxMember *member, char **failure)
 	}
 
 	end_copy(xc);
+	rx_xact_note_change();
 
 	if (xc->xact_depth == 0)
 	{
@@ -293,6 +303,22 @@ get_xconn(const RxMember *member, char **failure)
 		xc->xact_depth++;
 	}
 	return xc;
+}
+
+void
+rx_xact_note_change(void)
+{
+	if (!xact_changed)
+	{
+		xact_changed = true;
+		xact_changed_cid = GetCurrentCommandId(false);
+	}
+}
+
+bool
+rx_xact_changed_before(CommandId cid)
+{
+	return xact_changed && xact_changed_cid < cid;
 }
 
 PGconn *
@@ -444,8 +470,10 @@ remote_xact_callback(XactEvent event, void *arg)
 				if (xconns[i].in_use && xconns[i].xact_depth > 0)
 					ereport(ERROR,
 							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-							 errmsg("cannot prepare a transaction that changed member \"%s\"",
-									xconns[i].name)));
+							 errmsg("cannot prepare a transaction that changed other members"),
+							 errdetail("The transaction has an open remote transaction on member \"%s\"; rdma_exchange commits members without two-phase commit.",
+									   xconns[i].name),
+							 errhint("Commit the transaction instead of preparing it.")));
 			break;
 		case XACT_EVENT_ABORT:
 			for (int i = 0; i < MAX_XACT_CONNS; i++)
@@ -458,10 +486,12 @@ remote_xact_callback(XactEvent event, void *arg)
 					forget(xc);
 			}
 			doomed_member[0] = '\0';
+			xact_changed = false;
 			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PREPARE:
 			doomed_member[0] = '\0';
+			xact_changed = false;
 			break;
 		default:
 			break;

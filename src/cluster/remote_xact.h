@@ -45,6 +45,18 @@ extern void rx_xact_copy_row(const RxMember *member, Oid relid,
 /* finish the COPYs of relid (InvalidOid: all); remote errors raise here */
 extern void rx_xact_copy_end(Oid relid);
 
+/*
+ * Whether the current transaction changed data or catalogs of the cluster
+ * in a command before cid: it wrote a distributed or reference table, or
+ * opened a remote transaction on a member.  A distributed query runs its
+ * fragments in sessions of their own, which cannot see those changes, so
+ * dispatch refuses a query whose snapshot should see them.  Changes made
+ * by the query's own command (INSERT ... SELECT) are invisible to it
+ * anyway.
+ */
+extern void rx_xact_note_change(void);
+extern bool rx_xact_changed_before(CommandId cid);
+
 /* called from rx_metadata_init() */
 extern void rx_remote_xact_init(void);
 

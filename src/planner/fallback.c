@@ -29,6 +29,7 @@
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
@@ -265,7 +266,10 @@ rx_fallback_scan(RxPlanContext *ctx, Scan *scan)
 										list_length(tlist) + 1,
 										get_attname(rte->relid, a, false), false));
 		if (!rx_expr_shippable((Node *) llast_node(TargetEntry, tlist)->expr))
-			refuse(scan, rte, "A column's type exists only on this server, so its values cannot cross the network.");
+			refuse(scan, rte,
+				   psprintf("Column \"%s\" has type %s, which is not built into PostgreSQL: values of such types (enums, composites, domains) refer to catalog entries that differ between members, so they cannot cross the network.",
+							get_attname(rte->relid, a, false),
+							format_type_with_typemod(type, typmod)));
 	}
 	frag->scan.plan.targetlist = tlist;
 	frag->scan.plan.qual = pushed;

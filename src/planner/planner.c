@@ -26,11 +26,13 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "executor/executor.h"
 #include "miscadmin.h"
 #include "optimizer/optimizer.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/plancat.h"
+#include "optimizer/planmain.h"
 #include "optimizer/planner.h"
 #include "parser/parsetree.h"
 #include "utils/guc.h"
@@ -432,6 +434,15 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 	PG_END_TRY();
 
 	rx_distribute(stmt, nmembers);
+
+	/*
+	 * standard_planner put a Material on top of a SCROLL cursor's plan only
+	 * if that plan could not scan backward; RECEIVE cannot, so check again
+	 * on the distributed plan.
+	 */
+	if ((cursorOptions & CURSOR_OPT_SCROLL) &&
+		!ExecSupportsBackwardScan(stmt->planTree))
+		stmt->planTree = materialize_finished_plan(stmt->planTree);
 	return stmt;
 }
 

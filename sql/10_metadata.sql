@@ -1,0 +1,215 @@
+--
+-- 10_metadata: the metadata API on the 3-member cluster of 00_setup.
+-- Port numbers change from run to run: members are shown by member index,
+-- ports as offsets from member 0's port, and error messages that name a
+-- member ("host:port") go through rx_md_try(), which replaces the port.
+--
+\set VERBOSITY default
+
+-- runs a command, reports its error (if any) with ports replaced
+CREATE FUNCTION public.rx_md_try(command text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  msg text; detail text; hint text; state text;
+BEGIN
+  EXECUTE command;
+  RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL,
+                          hint = PG_EXCEPTION_HINT, state = RETURNED_SQLSTATE;
+  RETURN regexp_replace(format('ERROR %s: %s%s%s', state, msg,
+                               CASE WHEN detail <> '' THEN E'\nDETAIL: ' || detail ELSE '' END,
+                               CASE WHEN hint <> '' THEN E'\nHINT: ' || hint ELSE '' END),
+                        ':[0-9]{2,5}\M', ':<port>', 'g');
+END $$;
+
+-- run_on_all_nodes(), one row per member index instead of host:port
+CREATE FUNCTION public.rx_md_all(command text, OUT member_index int, OUT result text)
+RETURNS SETOF record LANGUAGE sql AS $$
+  SELECT n.member_index, r.result
+  FROM rdma_exchange.run_on_all_nodes(command) r
+  JOIN rdma_exchange.nodes n ON r.member = n.host || ':' || n.port
+  ORDER BY n.member_index
+$$;
+
+-- ===== members =====
+SELECT node_id, host, port - min(port) OVER () AS port_offset,
+       fabric_address = host || ':' || (port + 100) AS fabric_address_ok,
+       member_index, is_self
+FROM rdma_exchange.nodes ORDER BY node_id;
+SELECT count(DISTINCT system_identifier) AS distinct_system_ids FROM rdma_exchange.nodes;
+-- member_info() describes this server, as the nodes view does
+SELECT i.system_identifier = n.system_identifier AS same_id,
+       i.fabric_address = n.fabric_address AS same_address,
+       i.extension_version
+FROM rdma_exchange.member_info() i, rdma_exchange.nodes n WHERE n.is_self;
+
+-- every member has the same member list and knows which one it is
+SELECT * FROM rx_md_all($$SELECT string_agg(node_id || '/' || member_index || '/' || is_self, ' ' ORDER BY node_id) FROM rdma_exchange.nodes$$);
+SELECT * FROM rx_md_all($$SELECT (SELECT member_index FROM rdma_exchange.nodes WHERE is_self) = (SELECT member_index FROM rdma_exchange.nodes n, rdma_exchange.member_info() i WHERE n.system_identifier = i.system_identifier)$$);
+\getenv p1 RX_MEMBER1_PORT
+\c - - - :p1
+SELECT node_id, member_index, is_self FROM rdma_exchange.nodes ORDER BY node_id;
+\getenv p0 RX_MEMBER0_PORT
+\c - - - :p0
+\set VERBOSITY default
+
+-- adding a member that is already there is refused, under its own name
+-- and under another name for the same server
+SELECT rx_md_try(format('SELECT rdma_exchange.add_node(%L, %s)', host, port))
+FROM rdma_exchange.nodes WHERE member_index = 1;
+SELECT rx_md_try(format('SELECT rdma_exchange.add_node(%L, %s)', 'localhost', port))
+FROM rdma_exchange.nodes WHERE member_index = 2;
+SELECT rx_md_try($$SELECT rdma_exchange.add_node('127.0.0.1', 0)$$);
+SELECT rx_md_try($$SELECT rdma_exchange.add_node('', 5432)$$);
+SELECT rx_md_try($$SELECT rdma_exchange.remove_node('127.0.0.1', 1)$$);
+-- nothing changed
+SELECT count(*) AS members FROM rdma_exchange.nodes;
+
+-- ===== member_index_of =====
+SELECT rdma_exchange.member_index_of(NULL::int) AS null_owner;
+SELECT count(DISTINCT rdma_exchange.member_index_of(i)) AS members_used,
+       min(rdma_exchange.member_index_of(i)) AS lo, max(rdma_exchange.member_index_of(i)) AS hi
+FROM generate_series(1, 1000) i;
+-- the same owners on every member
+SELECT count(DISTINCT result) AS distinct_answers
+FROM rx_md_all($$SELECT string_agg(rdma_exchange.member_index_of(i)::text, '' ORDER BY i) || string_agg(rdma_exchange.member_index_of('k' || i)::text, '' ORDER BY i) FROM generate_series(1, 300) i$$);
+
+-- ===== distributing tables that hold rows =====
+CREATE SCHEMA md;
+CREATE TABLE md.t (k int PRIMARY KEY, v text, n int DEFAULT 7);
+CREATE INDEX t_v ON md.t (v);
+INSERT INTO md.t SELECT i, 'v' || i FROM generate_series(1, 3000) i;
+CREATE TABLE md.tk (name text, x int);
+INSERT INTO md.tk SELECT 'name' || i, i FROM generate_series(1, 500) i;
+CREATE TABLE md.r (id int PRIMARY KEY, label text);
+INSERT INTO md.r SELECT i, 'r' || i FROM generate_series(1, 50) i;
+
+SET client_min_messages = warning;
+SELECT rdma_exchange.create_distributed_table('md.t', 'k');
+SELECT rdma_exchange.create_distributed_table('md.tk', 'name');
+SELECT rdma_exchange.create_reference_table('md.r');
+RESET client_min_messages;
+SELECT relid, method, dist_column FROM rdma_exchange.dist_table WHERE relid::text LIKE 'md.%' ORDER BY relid::text;
+-- every member records the same distribution
+SELECT count(DISTINCT result) AS distinct_answers, min(result) AS answer
+FROM rx_md_all($$SELECT string_agg(relid::text || ' ' || method::text || ' ' || coalesce(dist_column::text, '-'), ', ' ORDER BY relid::text) FROM rdma_exchange.dist_table WHERE relid::text LIKE 'md.%'$$);
+-- the tables were created on the other members with their indexes
+SELECT * FROM rx_md_all($$SELECT string_agg(indexname, ' ' ORDER BY indexname) FROM pg_indexes WHERE schemaname = 'md'$$);
+
+-- the whole table is seen from member 0
+SELECT count(*), sum(k), count(DISTINCT k) FROM md.t;
+SELECT count(*), sum(x) FROM md.tk;
+-- each member's part is non-empty, and the parts add up to the table
+SELECT count(*) FILTER (WHERE result::int > 0) AS nonempty_parts, sum(result::int) AS total
+FROM rx_md_all('SELECT count(*) FROM md.t');
+SELECT count(*) FILTER (WHERE result::int > 0) AS nonempty_parts, sum(result::int) AS total
+FROM rx_md_all('SELECT count(*) FROM md.tk');
+-- every member holds exactly the rows it owns
+\set owned 'rdma_exchange.member_index_of(%s) = (SELECT member_index FROM rdma_exchange.nodes WHERE is_self)'
+SELECT * FROM rx_md_all(format('SELECT count(*) FILTER (WHERE NOT ' || :'owned' || ') FROM md.t', 'k'));
+SELECT * FROM rx_md_all(format('SELECT count(*) FILTER (WHERE NOT ' || :'owned' || ') FROM md.tk', 'name'));
+-- and the rows each member reports are the ones member_index_of() gives it
+SELECT a.member_index, a.result::int = (SELECT count(*) FROM generate_series(1, 3000) i
+                                        WHERE rdma_exchange.member_index_of(i) = a.member_index) AS expected_count
+FROM rx_md_all('SELECT count(*) FROM md.t') a;
+-- the reference table is complete on every member
+SELECT count(DISTINCT result) AS distinct_answers, min(result) AS answer
+FROM rx_md_all($$SELECT count(*) || ' rows, sum ' || sum(id) || ', ' || string_agg(label, ',' ORDER BY id) FILTER (WHERE id <= 3) FROM md.r$$);
+
+-- ===== INSERT and COPY route rows to their owners =====
+-- (the command tag counts only the rows stored on this member)
+INSERT INTO md.t (k, v) SELECT i, 'ins' || i FROM generate_series(3001, 3300) i;
+INSERT INTO md.t VALUES (3301, 'single');
+COPY md.t (k, v) FROM stdin;
+4001	copy1
+4002	copy2
+4003	copy3
+4004	copy4
+4005	copy5
+4006	copy6
+\.
+COPY md.tk FROM stdin (FORMAT csv);
+copyname1,1
+copyname2,2
+copyname3,3
+\.
+SELECT count(*), sum(k) FROM md.t;
+SELECT k, v, n FROM md.t WHERE k > 3298 ORDER BY k;
+SELECT count(*) FROM md.tk WHERE name LIKE 'copy%';
+SELECT * FROM rx_md_all(format('SELECT count(*) FILTER (WHERE NOT ' || :'owned' || ') FROM md.t', 'k'));
+SELECT * FROM rx_md_all(format('SELECT count(*) FILTER (WHERE NOT ' || :'owned' || ') FROM md.tk', 'name'));
+SELECT sum(result::int) AS total FROM rx_md_all('SELECT count(*) FROM md.t');
+-- rows inserted and rolled back are gone everywhere
+BEGIN;
+INSERT INTO md.t (k, v) SELECT i, 'rolled back' FROM generate_series(5001, 5030) i;
+ROLLBACK;
+SELECT count(*) FROM md.t WHERE k > 5000;
+SELECT sum(result::int) AS total FROM rx_md_all('SELECT count(*) FROM md.t WHERE k > 5000');
+-- duplicate keys are caught by the owner's primary key
+INSERT INTO md.t VALUES (17, 'duplicate');
+SELECT count(*) FROM md.t WHERE k = 17;
+
+-- ===== UPDATE and DELETE =====
+UPDATE md.t SET v = 'changed' WHERE k = 1;
+DELETE FROM md.t WHERE k = 1;
+UPDATE md.t SET k = 0 WHERE k = 1;
+INSERT INTO md.t VALUES (9999, 'x') RETURNING k;
+INSERT INTO md.t VALUES (1, 'x') ON CONFLICT DO NOTHING;
+-- run_on_all_nodes() runs them on every member's part
+SELECT sum(substring(result from '[0-9]+$')::int) AS updated
+FROM rx_md_all($$UPDATE md.t SET v = 'changed' WHERE k <= 10$$);
+SELECT k, v FROM md.t WHERE k <= 11 ORDER BY k;
+SELECT sum(substring(result from '[0-9]+$')::int) AS deleted
+FROM rx_md_all($$DELETE FROM md.t WHERE k <= 10$$);
+SELECT count(*), min(k) FROM md.t;
+-- reference tables: changes are applied on every copy
+INSERT INTO md.r VALUES (51, 'r51');
+UPDATE md.r SET label = 'updated' WHERE id = 1;
+DELETE FROM md.r WHERE id = 2;
+SELECT count(DISTINCT result) AS distinct_answers, min(result) AS answer
+FROM rx_md_all($$SELECT count(*) || ' rows, sum ' || sum(id) || ', ' || string_agg(label, ',' ORDER BY id) FILTER (WHERE id <= 3) FROM md.r$$);
+
+-- ===== TRUNCATE =====
+TRUNCATE md.t;
+SELECT * FROM rx_md_all('SELECT count(*) FROM md.t');
+SELECT count(*) FROM md.t;
+TRUNCATE md.r;
+SELECT * FROM rx_md_all('SELECT count(*) FROM md.r');
+-- a TRUNCATE rolled back leaves every part as it was
+INSERT INTO md.t (k, v) SELECT i, 'again' FROM generate_series(1, 100) i;
+BEGIN;
+TRUNCATE md.t;
+ROLLBACK;
+SELECT count(*) FROM md.t;
+SELECT sum(result::int) AS total FROM rx_md_all('SELECT count(*) FROM md.t');
+
+-- ===== privileges =====
+CREATE ROLE rx_md_user LOGIN;
+GRANT USAGE ON SCHEMA md TO rx_md_user;
+CREATE TABLE md.own (a int);
+ALTER TABLE md.own OWNER TO rx_md_user;
+SET ROLE rx_md_user;
+-- everyone may read the member list
+SELECT count(*) AS members FROM rdma_exchange.nodes;
+SELECT rdma_exchange.add_node('127.0.0.1', 1);
+SELECT rdma_exchange.remove_node('127.0.0.1', 1);
+SELECT rdma_exchange.create_distributed_table('md.own', 'a');
+SELECT rdma_exchange.create_reference_table('md.own');
+SELECT * FROM rdma_exchange.run_on_all_nodes('SELECT 1');
+SELECT rdma_exchange.member_index_of(1);
+SELECT rdma_exchange.member_info();
+SELECT rdma_exchange.execute_fragment('x');
+SELECT count(*) FROM rdma_exchange.node;
+SELECT count(*) FROM rdma_exchange.dist_table;
+RESET ROLE;
+-- nothing was distributed
+SELECT count(*) FROM rdma_exchange.dist_table WHERE relid = 'md.own'::regclass;
+
+-- ===== dropping =====
+DROP SCHEMA md CASCADE;
+SELECT * FROM rx_md_all($$SELECT count(*) FROM rdma_exchange.dist_table WHERE relid::text LIKE 'md.%'$$);
+SELECT * FROM rx_md_all($$SELECT count(*) FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid WHERE n.nspname = 'md'$$);
+SELECT count(*) FROM rdma_exchange.run_on_all_nodes('DROP SCHEMA IF EXISTS md CASCADE');
+DROP ROLE rx_md_user;
+DROP FUNCTION public.rx_md_all(text);
+DROP FUNCTION public.rx_md_try(text);

@@ -1,0 +1,85 @@
+--
+-- 30_explain: the shapes of distributed plans (EXPLAIN, COSTS OFF), and
+-- EXPLAIN ANALYZE of a repartition join with its per-member transport
+-- counters.  Byte and message counts depend on timing and packing, and
+-- member names contain the ports of this run: rx_ex_analyze() replaces
+-- them; row counts are kept (rows are placed by a hash, so they are the
+-- same in every run).
+--
+SET client_min_messages = warning;
+CREATE SCHEMA ex;
+CREATE TABLE ex.cust (c_id int PRIMARY KEY, c_nation int NOT NULL, c_name text);
+CREATE TABLE ex.ord (o_id int PRIMARY KEY, o_cust int, o_amount numeric(12,2), o_note text);
+CREATE TABLE ex.nation (n_id int PRIMARY KEY, n_name text);
+INSERT INTO ex.cust SELECT i, i % 25, 'cust' || i FROM generate_series(1, 5000) i;
+INSERT INTO ex.ord
+  SELECT i, (i * 7) % 5000 + 1, (i % 1000) / 10.0, 'n' || (i % 13)
+  FROM generate_series(1, 30000) i;
+INSERT INTO ex.nation SELECT i, 'nation' || i FROM generate_series(0, 24) i;
+SELECT rdma_exchange.create_distributed_table('ex.cust', 'c_id');
+SELECT rdma_exchange.create_distributed_table('ex.ord', 'o_id');
+SELECT rdma_exchange.create_reference_table('ex.nation');
+ANALYZE ex.cust, ex.ord, ex.nation;
+RESET client_min_messages;
+SET search_path = ex, public;
+
+-- EXPLAIN ANALYZE with the counters that vary from run to run replaced
+CREATE FUNCTION public.rx_ex_analyze(query text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+  line text;
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
+    line := regexp_replace(line, '\(([^():]+):[0-9]+\)', '(\1:<port>)', 'g');
+    line := regexp_replace(line, '[0-9]+ bytes', 'N bytes', 'g');
+    line := regexp_replace(line, '[0-9]+ messages', 'N messages', 'g');
+    line := regexp_replace(line, '[0-9]+ retransmits', 'N retransmits', 'g');
+    line := regexp_replace(line, '[0-9]+(\.[0-9]+)? ms', 'N ms', 'g');
+    line := regexp_replace(line, 'Memory Usage: [0-9]+kB', 'Memory Usage: NkB', 'g');
+    line := regexp_replace(line, 'Buckets: [0-9]+ +Batches: [0-9]+', 'Buckets: N  Batches: N', 'g');
+    RETURN NEXT line;
+  END LOOP;
+END $$;
+
+-- join on the distribution keys: co-located, no exchange below the gather
+EXPLAIN (COSTS OFF) SELECT a.o_id, b.o_note FROM ord a JOIN ord b ON a.o_id = b.o_id;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM cust c JOIN ord o ON o.o_id = c.c_id;
+SELECT count(*) FROM cust c JOIN ord o ON o.o_id = c.c_id;
+
+-- join on a column that is not the distribution key of one side: that
+-- side is shuffled by the join key
+EXPLAIN (COSTS OFF) SELECT a.o_id, b.o_id AS b_id FROM ord a JOIN ord b ON a.o_cust = b.o_id;
+-- the smaller side is broadcast instead when that moves fewer bytes
+EXPLAIN (COSTS OFF) SELECT o_id, c_name FROM ord JOIN cust ON o_cust = c_id;
+
+-- join with a reference table: every member has all of it
+EXPLAIN (COSTS OFF) SELECT c_id, n_name FROM cust JOIN nation ON c_nation = n_id;
+
+-- many groups (5000): aggregated on the members, input shuffled by the
+-- group key, each group sent to the coordinator once
+EXPLAIN (COSTS OFF) SELECT o_cust, count(*), sum(o_amount) FROM ord GROUP BY o_cust;
+-- few groups (13): partial aggregates on the members, finalized on the
+-- coordinator
+EXPLAIN (COSTS OFF) SELECT o_note, count(*) FROM ord GROUP BY o_note;
+-- no group
+EXPLAIN (COSTS OFF) SELECT count(*), sum(o_amount), max(o_id) FROM ord;
+SELECT count(*), sum(o_amount), max(o_id) FROM ord;
+
+-- ORDER BY ... LIMIT: each member sorts, the RECEIVE merges
+EXPLAIN (COSTS OFF) SELECT o_id, o_amount FROM ord ORDER BY o_amount DESC, o_id LIMIT 10;
+SELECT o_id, o_amount FROM ord ORDER BY o_amount DESC, o_id LIMIT 10;
+
+-- a correlated subquery: the fallback gathers the inner table to the
+-- coordinator once and keeps it for the rescans
+EXPLAIN (COSTS OFF)
+SELECT c_id, (SELECT count(*) FROM ord WHERE o_cust = c_id) AS n FROM cust WHERE c_id < 20;
+SELECT c_id, (SELECT count(*) FROM ord WHERE o_cust = c_id) AS n FROM cust WHERE c_id < 6 ORDER BY c_id;
+
+-- EXPLAIN ANALYZE of a repartition join: SHUFFLE and RECEIVE report rows,
+-- bytes, messages and retransmissions per member
+SELECT * FROM rx_ex_analyze('SELECT count(*) FROM ord a JOIN ord b ON a.o_cust = b.o_id');
+SELECT count(*) FROM ord a JOIN ord b ON a.o_cust = b.o_id;
+
+DROP FUNCTION public.rx_ex_analyze(text);
+SET client_min_messages = warning;
+DROP SCHEMA ex CASCADE;
+SELECT count(*) FROM rdma_exchange.run_on_all_nodes('DROP SCHEMA IF EXISTS ex CASCADE');
