@@ -1,0 +1,186 @@
+# test/t/030_bad_input.pl: bad input from outside gets a clear error or is
+# dropped and counted, and breaks nothing: add_node() of a server that is
+# not there, a member with another cluster_key (so fragments it receives
+# are not signed the way it expects), a member with another extension
+# version, and datagrams crafted by a stranger (garbage, a wrong magic, a
+# wrong token for a running query, an unknown query).  After each case a
+# distributed query still gives the right answer and nothing is left
+# running or held on any member.
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::RealBin/..";
+use RxCluster;
+use IO::Socket::INET;
+use IPC::Run;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $rx = RxCluster->new(nmembers => 3);
+my $n  = $rx->nmembers;
+
+# ----- add_node() of a server that is not there -----
+# (before any table is distributed: add_node() refuses new members then)
+my $nobody = PostgreSQL::Test::Cluster::get_free_port();
+my ($ret, $out, $err) = $rx->psql(0,
+	"SET rdma_exchange.connect_timeout = 2; SELECT rdma_exchange.add_node('127.0.0.1', $nobody)");
+isnt($ret, 0, 'add_node of an unreachable server fails');
+like($err, qr/127\.0\.0\.1:$nobody/, 'add_node: the error names the server');
+for my $i (0 .. $n - 1)
+{
+	is($rx->safe_psql($i, 'SELECT count(*) FROM rdma_exchange.nodes'), $n,
+		"add_node: member $i still has $n members");
+}
+$rx->safe_psql(0, q{
+	CREATE TABLE b (id int PRIMARY KEY, k int);
+	INSERT INTO b SELECT i, i % 100 FROM generate_series(1, 30000) i;
+	CREATE TABLE b_local AS SELECT * FROM b;
+	SELECT rdma_exchange.create_distributed_table('b', 'id');
+	ANALYZE b; ANALYZE b_local;
+});
+# a repartition join (every member sends to every other), and its answer
+# from a single server
+my $query = 'SELECT count(*), sum(x.id) FROM %s x JOIN %s y ON x.k = y.id';
+my $answer = $rx->safe_psql(0, sprintf($query, 'b_local', 'b_local'));
+$query = sprintf($query, 'b', 'b');
+
+my $fragments = q{SELECT count(*) FROM pg_stat_activity
+	WHERE application_name = 'rdma_exchange' AND state = 'active'
+	AND query LIKE '%execute_fragment%'};
+my $pool_busy = q{SELECT total_buffers - free_buffers - recv_posted_buffers
+	FROM rdma_exchange.buffer_pool_stats};
+
+sub check_healthy
+{
+	my ($what) = @_;
+	is($rx->safe_psql(0, $query), $answer, "$what: distributed answer right");
+	for my $i (0 .. $n - 1)
+	{
+		ok($rx->poll_query_until($i, "SELECT ($fragments) = 0"),
+			"$what: no fragment left running on member $i");
+		ok($rx->poll_query_until($i, "SELECT ($pool_busy) = 0"),
+			"$what: buffer pool of member $i back to idle");
+	}
+}
+
+sub member_name { return '127.0.0.1:' . $rx->member($_[0])->port; }
+
+check_healthy('to begin with');
+
+# ----- a member with another cluster_key -----
+$rx->safe_psql(2, "ALTER SYSTEM SET rdma_exchange.cluster_key = 'not the cluster key'");
+$rx->safe_psql(2, 'SELECT pg_reload_conf()');
+sleep 1;
+($ret, $out, $err) = $rx->psql(0, $query);
+isnt($ret, 0, 'other cluster_key: the query fails');
+like($err, qr/plan fragment signature does not match/,
+	'other cluster_key: the error says the fragment signature does not match');
+like($err, qr/\Q${\ member_name(2)}\E/, 'other cluster_key: the error names the member');
+for my $i (0 .. $n - 1)
+{
+	ok($rx->poll_query_until($i, "SELECT ($fragments) = 0"),
+		"other cluster_key: no fragment left running on member $i");
+	ok($rx->poll_query_until($i, "SELECT ($pool_busy) = 0"),
+		"other cluster_key: buffer pool of member $i back to idle");
+}
+$rx->safe_psql(2, 'ALTER SYSTEM RESET rdma_exchange.cluster_key');
+$rx->safe_psql(2, 'SELECT pg_reload_conf()');
+sleep 1;
+check_healthy('cluster_key restored');
+
+# ----- a member with another extension version -----
+# (as a member with an older or newer installed version would report it)
+$rx->safe_psql(1,
+	"UPDATE pg_extension SET extversion = '0.0-test' WHERE extname = 'rdma_exchange'");
+($ret, $out, $err) = $rx->psql(0, $query);
+isnt($ret, 0, 'other extension version: the query fails');
+like($err,
+	qr/the coordinator has rdma_exchange version 0\.1, this member has version 0\.0-test/,
+	'other extension version: the error gives both versions');
+like($err, qr/\Q${\ member_name(1)}\E/, 'other extension version: the error names the member');
+like($err, qr/ALTER EXTENSION rdma_exchange UPDATE/, 'other extension version: the hint says what to do');
+$rx->safe_psql(1,
+	"UPDATE pg_extension SET extversion = '0.1' WHERE extname = 'rdma_exchange'");
+check_healthy('extension version restored');
+
+# ----- datagrams from a stranger -----
+# The wire header (src/transport/protocol.h): 64 bytes, little-endian.
+sub header
+{
+	my (%h) = @_;
+	return pack('V C C v Q< Q< l< v v Q< Q< Q< V V',
+		$h{magic} // 0x474D5852, $h{version} // 1, $h{type} // 1, $h{flags} // 0,
+		$h{query_id}, $h{token}, $h{exchange} // 1,
+		$h{src} // 0, $h{dst} // 1, $h{seq} // 0, 0, 0,
+		length($h{payload} // ''), 0) . ($h{payload} // '');
+}
+
+sub counters
+{
+	my ($i) = @_;
+	my %c = split /[|\n]/,
+	  $rx->safe_psql($i, 'SELECT name, value FROM rdma_exchange.transport_stats()');
+	return \%c;
+}
+
+# A query with known id and token, waiting on member 1 for data from
+# member 0: transport_selftest opens a port like a fragment's.
+my $qid   = 7_654_321_987;
+my $token = 1_234_567_890_123;
+my $addrs = join(',', map { "127.0.0.1:" . $rx->fabric_port($_) } 0 .. 1);
+my $selftest = sub {
+	my ($self, $to, $from) = @_;
+	return "SELECT received, errors FROM rdma_exchange.transport_selftest("
+	  . "$qid, $token, $self, '{$addrs}', 50, 100, '{$to}', '{$from}')";
+};
+my $before_open = counters(1)->{ports_opened};
+my ($rout, $rerr) = ('', '');
+my $receiver = IPC::Run::start(
+	[ 'psql', '-XAtq', '-d', $rx->member(1)->connstr($rx->dbname),
+	  '-c', $selftest->(1, '', '0') ],
+	'>', \$rout, '2>', \$rerr);
+ok($rx->poll_query_until(1,
+	"SELECT value > $before_open FROM rdma_exchange.transport_stats() WHERE name = 'ports_opened'"),
+	'stranger: the receiving port is open');
+
+my $before = counters(1);
+my $sock = IO::Socket::INET->new(
+	PeerAddr => '127.0.0.1',
+	PeerPort => $rx->fabric_port(1),
+	Proto    => 'udp') or die "udp socket: $!";
+# garbage, shorter than a header
+$sock->send('hello, is this a database?');
+# a full header with the wrong magic
+$sock->send(header(magic => 0x12345678, query_id => $qid, token => $token));
+# another wire version
+$sock->send(header(version => 9, query_id => $qid, token => $token));
+# the running query, the wrong token
+$sock->send(header(query_id => $qid, token => $token + 1, payload => 'x' x 100));
+# a query nobody runs
+$sock->send(header(query_id => $qid + 1, token => $token, payload => 'y' x 100));
+# a payload length that does not match the datagram
+$sock->send(substr(header(query_id => $qid, token => $token, payload => 'z' x 100), 0, 100));
+
+ok($rx->poll_query_until(1,
+	"SELECT value >= $before->{bad_header_dropped} + 4 FROM rdma_exchange.transport_stats() WHERE name = 'bad_header_dropped'"),
+	'stranger: malformed datagrams dropped and counted');
+ok($rx->poll_query_until(1,
+	"SELECT value >= $before->{wrong_token_dropped} + 1 FROM rdma_exchange.transport_stats() WHERE name = 'wrong_token_dropped'"),
+	'stranger: the datagram with a wrong token dropped and counted');
+ok($rx->poll_query_until(1,
+	"SELECT value >= $before->{unknown_query_dropped} + 1 FROM rdma_exchange.transport_stats() WHERE name = 'unknown_query_dropped'"),
+	'stranger: the datagram for an unknown query dropped and counted');
+
+# the real sender now: the receiver gets exactly its 50 messages, none of
+# the stranger's
+is($rx->safe_psql(0, $selftest->(0, '1', '')), '0|0',
+	'stranger: the sender side of the query completes');
+$receiver->finish;
+is($rout, "50|0\n", 'stranger: the receiver got exactly the real messages, intact');
+is($rerr, '', 'stranger: no error on the receiver');
+
+check_healthy('after the stranger');
+
+$rx->teardown;
+done_testing();
