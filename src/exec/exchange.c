@@ -183,7 +183,8 @@ rx_receive_info(CustomScan *cscan, RxReceiveInfo *info)
 
 /*
  * Per-member counters in EXPLAIN ANALYZE: one line per member in text
- * format, a "Members" group in the structured formats.
+ * format, a "Member Counters" group in the structured formats (RECEIVE
+ * already has a "Members" property: the number of members).
  */
 void
 rx_explain_member_stats(RxExchangeNodeStats *stats, bool send, bool recv,
@@ -191,7 +192,7 @@ rx_explain_member_stats(RxExchangeNodeStats *stats, bool send, bool recv,
 {
 	if (!stats->valid)
 		return;
-	ExplainOpenGroup("Members", "Members", false, es);
+	ExplainOpenGroup("Member Counters", "Member Counters", false, es);
 	for (int m = 0; m < stats->nmembers; m++)
 	{
 		RxMemberStats *ms = &stats->member[m];
@@ -251,7 +252,7 @@ rx_explain_member_stats(RxExchangeNodeStats *stats, bool send, bool recv,
 			ExplainCloseGroup("Member", NULL, true, es);
 		}
 	}
-	ExplainCloseGroup("Members", "Members", false, es);
+	ExplainCloseGroup("Member Counters", "Member Counters", false, es);
 }
 
 void
