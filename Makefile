@@ -22,6 +22,11 @@ PG_CFLAGS = -Wno-declaration-after-statement
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# PGXS tracks no header dependencies (without --enable-depend): rebuild
+# every object when any header of the project changes, so that no object
+# keeps an old struct layout
+$(OBJS): $(wildcard $(srcdir_rx)src/*.h $(srcdir_rx)src/*/*.h)
+
 # object directories for VPATH builds
 $(OBJS): | objdirs
 .PHONY: objdirs

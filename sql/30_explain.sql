@@ -66,6 +66,9 @@ SELECT count(*), sum(o_amount), max(o_id) FROM ord;
 
 -- ORDER BY ... LIMIT: each member sorts, the RECEIVE merges
 EXPLAIN (COSTS OFF) SELECT o_id, o_amount FROM ord ORDER BY o_amount DESC, o_id LIMIT 10;
+-- the LIMIT reaches the members: each sends at most 10 + 5 rows, its Sort
+-- keeping only those (top-N)
+SELECT * FROM rx_ex_analyze('SELECT o_id, o_amount FROM ord ORDER BY o_amount DESC, o_id LIMIT 10 OFFSET 5');
 SELECT o_id, o_amount FROM ord ORDER BY o_amount DESC, o_id LIMIT 10;
 
 -- a correlated subquery: the fallback gathers the inner table to the

@@ -79,8 +79,15 @@ rx_make_shuffle(Plan *child, int exchange_id, RxRoute route,
 									   makeInteger(route),
 									   makeInteger(single_sender),
 									   hash_funcs, collations);
+	cscan->custom_private = lappend(cscan->custom_private, makeInteger(-1));
 	cscan->custom_exprs = hash_exprs;
 	return cscan;
+}
+
+void
+rx_shuffle_set_bound(CustomScan *shuffle, int tuples_needed)
+{
+	intVal(list_nth(shuffle->custom_private, 5)) = tuples_needed;
 }
 
 CustomScan *
@@ -146,6 +153,7 @@ rx_shuffle_info(CustomScan *cscan, RxShuffleInfo *info)
 	info->single_sender = intVal(lthird(p));
 	info->hash_funcs = (List *) lfourth(p);
 	info->collations = (List *) list_nth(p, 4);
+	info->tuples_needed = intVal(list_nth(p, 5));
 }
 
 void

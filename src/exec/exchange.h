@@ -44,7 +44,9 @@ typedef enum RxReceiveKind
  * SHUFFLE custom_private: list of
  *	 Integer exchange_id, Integer route, Integer single_sender (-1: every
  *	 member sends; otherwise only that member sends, used when the input is
- *	 replicated), List of hash function Oids, List of collation Oids.
+ *	 replicated), List of hash function Oids, List of collation Oids,
+ *	 Integer tuples_needed (-1: all; else the consumer needs at most that
+ *	 many rows from each member: a LIMIT above the gather RECEIVE).
  * custom_exprs: hash key expressions over the child's output (OUTER_VAR).
  */
 typedef struct RxShuffleInfo
@@ -54,6 +56,7 @@ typedef struct RxShuffleInfo
 	int			single_sender;
 	List	   *hash_funcs;
 	List	   *collations;
+	int			tuples_needed;
 } RxShuffleInfo;
 
 /*
@@ -79,6 +82,7 @@ typedef struct RxReceiveInfo
 extern CustomScan *rx_make_shuffle(Plan *child, int exchange_id, RxRoute route,
 								   int single_sender, List *hash_exprs,
 								   List *hash_funcs, List *collations);
+extern void rx_shuffle_set_bound(CustomScan *shuffle, int tuples_needed);
 extern CustomScan *rx_make_receive(Plan *child, int exchange_id,
 								   RxReceiveKind kind, bool materialize,
 								   bool fallback);

@@ -43,6 +43,7 @@ typedef struct RxShuffleState
 	ExprState **keys;
 	FmgrInfo   *hashfns;
 	int			nkeys;
+	int64		nsent;			/* rows sent to the coordinator */
 	bool		done;
 	RxExchangeNodeStats stats;
 } RxShuffleState;

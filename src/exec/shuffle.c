@@ -89,6 +89,10 @@ shuffle_begin(CustomScanState *node, EState *estate, int eflags)
 		i++;
 	}
 
+	/* a LIMIT above the gather: a Sort below may keep only the top rows */
+	if (s->info.tuples_needed >= 0)
+		ExecSetTupleBound(s->info.tuples_needed, outerPlanState(s));
+
 	if (!(eflags & EXEC_FLAG_EXPLAIN_ONLY))
 		s->hub = rx_fragment_hub();
 }
@@ -221,6 +225,12 @@ shuffle_exec(CustomScanState *node)
 			shuffle_finish(s);
 			return NULL;
 		}
+		if (s->info.tuples_needed >= 0 && s->nsent >= s->info.tuples_needed)
+		{
+			/* the coordinator's LIMIT is satisfied by these rows */
+			shuffle_finish(s);
+			return NULL;
+		}
 		slot = ExecProcNode(child);
 		if (TupIsNull(slot))
 		{
@@ -231,6 +241,7 @@ shuffle_exec(CustomScanState *node)
 		{
 			case RX_ROUTE_COORDINATOR:
 				shuffle_send(s, slot, rx_fragment_coordinator());
+				s->nsent++;
 				break;
 			case RX_ROUTE_HASH:
 				dest = shuffle_member_for(s, slot, n);
@@ -304,6 +315,8 @@ shuffle_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyText("Route", buf.data, es);
 	if (s->info.single_sender >= 0)
 		ExplainPropertyInteger("Only Sender", NULL, s->info.single_sender, es);
+	if (s->info.tuples_needed >= 0)
+		ExplainPropertyInteger("Rows Needed", NULL, s->info.tuples_needed, es);
 	if (es->analyze)
 		rx_explain_member_stats(&s->stats, true, false, es);
 }

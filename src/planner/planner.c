@@ -80,45 +80,94 @@ rx_new_node_id(RxPlanContext *ctx)
 	return ctx->next_node_id++;
 }
 
-static bool
+/* the direct children of a plan node, whatever field holds them */
+static List *
+plan_children(Plan *plan)
+{
+	List	   *children = NIL;
+
+	if (plan->lefttree)
+		children = lappend(children, plan->lefttree);
+	if (plan->righttree)
+		children = lappend(children, plan->righttree);
+	switch (nodeTag(plan))
+	{
+		case T_Append:
+			children = list_concat(children, ((Append *) plan)->appendplans);
+			break;
+		case T_MergeAppend:
+			children = list_concat(children, ((MergeAppend *) plan)->mergeplans);
+			break;
+		case T_BitmapAnd:
+			children = list_concat(children, ((BitmapAnd *) plan)->bitmapplans);
+			break;
+		case T_BitmapOr:
+			children = list_concat(children, ((BitmapOr *) plan)->bitmapplans);
+			break;
+		case T_SubqueryScan:
+			children = lappend(children, ((SubqueryScan *) plan)->subplan);
+			break;
+		case T_CustomScan:
+			children = list_concat(children, ((CustomScan *) plan)->custom_plans);
+			break;
+		default:
+			break;
+	}
+	return children;
+}
+
+static void
 max_node_id_walker(Plan *plan, int *max)
 {
 	ListCell   *lc;
 
 	if (plan == NULL)
-		return false;
+		return;
 	*max = Max(*max, plan->plan_node_id);
-	max_node_id_walker(plan->lefttree, max);
-	max_node_id_walker(plan->righttree, max);
-	switch (nodeTag(plan))
+	foreach(lc, plan_children(plan))
+		max_node_id_walker(lfirst(lc), max);
+}
+
+/*
+ * LIMIT n [OFFSET m] right above a gather RECEIVE: no member needs to send
+ * more than n + m rows, and a Sort in its fragment can keep only those
+ * (a bounded, top-N sort), as PostgreSQL tells the Sort below a Gather
+ * Merge.  Not when the RECEIVE filters rows (the limit counts the rows
+ * that pass) or keeps them for rescans.
+ */
+static void
+push_limits(Plan *plan)
+{
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return;
+	if (IsA(plan, Limit))
 	{
-		case T_Append:
-			foreach(lc, ((Append *) plan)->appendplans)
-				max_node_id_walker(lfirst(lc), max);
-			break;
-		case T_MergeAppend:
-			foreach(lc, ((MergeAppend *) plan)->mergeplans)
-				max_node_id_walker(lfirst(lc), max);
-			break;
-		case T_BitmapAnd:
-			foreach(lc, ((BitmapAnd *) plan)->bitmapplans)
-				max_node_id_walker(lfirst(lc), max);
-			break;
-		case T_BitmapOr:
-			foreach(lc, ((BitmapOr *) plan)->bitmapplans)
-				max_node_id_walker(lfirst(lc), max);
-			break;
-		case T_SubqueryScan:
-			max_node_id_walker(((SubqueryScan *) plan)->subplan, max);
-			break;
-		case T_CustomScan:
-			foreach(lc, ((CustomScan *) plan)->custom_plans)
-				max_node_id_walker(lfirst(lc), max);
-			break;
-		default:
-			break;
+		Limit	   *limit = (Limit *) plan;
+		Plan	   *child = plan->lefttree;
+		Const	   *count = (Const *) limit->limitCount;
+		Const	   *offset = (Const *) limit->limitOffset;
+
+		if (limit->limitOption == LIMIT_OPTION_COUNT &&
+			count && IsA(count, Const) && !count->constisnull &&
+			(offset == NULL || (IsA(offset, Const) && !offset->constisnull)) &&
+			rx_is_receive(child) && child->qual == NIL &&
+			rx_is_shuffle(child->lefttree))
+		{
+			RxReceiveInfo info;
+			int64		needed = DatumGetInt64(count->constvalue);
+
+			rx_receive_info((CustomScan *) child, &info);
+			if (offset)
+				needed += DatumGetInt64(offset->constvalue);
+			if (info.kind == RX_RECEIVE_GATHER && !info.materialize &&
+				needed >= 0 && needed < PG_INT32_MAX)
+				rx_shuffle_set_bound((CustomScan *) child->lefttree, (int) needed);
+		}
 	}
-	return false;
+	foreach(lc, plan_children(plan))
+		push_limits(lfirst(lc));
 }
 
 /* the Gather's targetlist over the RECEIVE's scan tuple */
@@ -363,6 +412,9 @@ rx_distribute(PlannedStmt *stmt, int nmembers)
 	stmt->planTree = rewrite_serial(&ctx, stmt->planTree);
 	foreach(lc, stmt->subplans)
 		lfirst(lc) = rewrite_serial(&ctx, lfirst(lc));
+	push_limits(stmt->planTree);
+	foreach(lc, stmt->subplans)
+		push_limits(lfirst(lc));
 	/* no Gather is left: nothing needs parallel mode */
 	stmt->parallelModeNeeded = false;
 }
