@@ -88,6 +88,13 @@ END $$;
 -- the order itself: row numbers are given in the order the rows arrive
 \set q 'SELECT row_number() OVER () AS rn, o_id FROM (SELECT o_id FROM ord ORDER BY o_amount DESC, o_id LIMIT 500) s'
 :run SELECT rx_same('order kept');
+-- many groups PostgreSQL sorts rather than hashes (little work_mem): the
+-- members hash their own groups and sort them, the coordinator merges;
+-- row numbers check the order
+SET work_mem = '64kB';
+\set q 'SELECT row_number() OVER () AS rn, g.* FROM (SELECT o_cust, count(*) AS n, sum(o_amount) AS s FROM ord GROUP BY o_cust ORDER BY o_cust DESC NULLS FIRST) g'
+:run SELECT rx_same('sorted many groups');
+RESET work_mem;
 -- serial plans: distributed scans gathered, index order kept for a merge join
 SET max_parallel_workers_per_gather = 0;
 SET enable_hashjoin = off;

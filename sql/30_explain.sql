@@ -57,6 +57,12 @@ EXPLAIN (COSTS OFF) SELECT c_id, n_name FROM cust JOIN nation ON c_nation = n_id
 -- many groups (5000): aggregated on the members, input shuffled by the
 -- group key, each group sent to the coordinator once
 EXPLAIN (COSTS OFF) SELECT o_cust, count(*), sum(o_amount) FROM ord GROUP BY o_cust;
+-- the same with too little work_mem to hash all groups on one server:
+-- PostgreSQL plans a sorted aggregate over a Gather Merge; the members
+-- hash the groups they own and sort them, the RECEIVE merges
+SET work_mem = '64kB';
+EXPLAIN (COSTS OFF) SELECT o_cust, count(*), sum(o_amount) FROM ord GROUP BY o_cust ORDER BY o_cust;
+RESET work_mem;
 -- few groups (13): partial aggregates on the members, finalized on the
 -- coordinator
 EXPLAIN (COSTS OFF) SELECT o_note, count(*) FROM ord GROUP BY o_note;

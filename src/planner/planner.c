@@ -26,8 +26,10 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/pg_aggregate.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -275,55 +277,92 @@ is_distributed_scan(RxPlanContext *ctx, Plan *plan)
 }
 
 /*
- * A hash aggregate with many groups right above a Gather: the coordinator
- * would receive every member's groups (partial states, or the rows
- * themselves) and finish all of them alone.  Moved below the Gather it
- * runs on every member on the groups that member owns (locus.c shuffles
+ * An aggregate with many groups right above a Gather or Gather Merge: the
+ * coordinator would receive every member's groups (partial states, or the
+ * rows themselves) and finish all of them alone.  Moved below the gather
+ * it runs on every member on the groups that member owns (locus.c shuffles
  * its input by the group key) and the coordinator receives each group
- * once.  Only when the Gather passes its child's columns through as they
- * are, so that the Agg's references to its input stay valid, and without
+ * once.  Only when the gather only selects columns of its child (the
+ * Agg's references are mapped to those), and without
  * InitPlans of its own (they would have to travel with the fragment).
- * The sorted strategy would need merged input on the members; it stays.
  */
 #define RX_MANY_GROUPS	1000
 
-static bool
-gather_passes_through(Gather *gather)
+/*
+ * The gather's output columns as columns of its child (map[k] for output
+ * column k), when it only selects columns and computes nothing.
+ */
+static AttrNumber *
+gather_column_map(Plan *gather)
 {
+	AttrNumber *map = palloc0(sizeof(AttrNumber) * (list_length(gather->targetlist) + 1));
 	ListCell   *lc;
 
-	if (list_length(gather->plan.targetlist) !=
-		list_length(gather->plan.lefttree->targetlist))
-		return false;
-	foreach(lc, gather->plan.targetlist)
+	foreach(lc, gather->targetlist)
 	{
 		TargetEntry *tle = lfirst_node(TargetEntry, lc);
 		Var		   *var = (Var *) tle->expr;
 
-		if (!IsA(var, Var) || var->varno != OUTER_VAR ||
-			var->varattno != tle->resno)
-			return false;
+		if (!IsA(var, Var) || var->varno != OUTER_VAR)
+			return NULL;
+		map[tle->resno] = var->varattno;
 	}
-	return true;
+	return map;
 }
 
-static Plan *
-agg_below_gather(Plan *plan)
+static Node *
+remap_outer_vars_mutator(Node *node, AttrNumber *map)
 {
-	Agg		   *agg = (Agg *) plan;
-	Gather	   *gather;
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Var) && ((Var *) node)->varno == OUTER_VAR)
+	{
+		Var		   *var = (Var *) copyObject(node);
+
+		var->varattno = map[var->varattno];
+		var->varattnosyn = var->varattno;
+		return (Node *) var;
+	}
+	return expression_tree_mutator(node, remap_outer_vars_mutator, map);
+}
+
+/* the Agg reads the gather's child instead of the gather */
+static void
+agg_skip_gather(Agg *agg, AttrNumber *map)
+{
+	Plan	   *plan = (Plan *) agg;
+
+	plan->targetlist = (List *) remap_outer_vars_mutator((Node *) plan->targetlist, map);
+	plan->qual = (List *) remap_outer_vars_mutator((Node *) plan->qual, map);
+	for (int i = 0; i < agg->numCols; i++)
+		agg->grpColIdx[i] = map[agg->grpColIdx[i]];
+	plan->lefttree = plan->lefttree->lefttree;
+}
+
+/* aggregates over sorted or distinct input, which a hash aggregate cannot run */
+static bool
+has_ordered_aggs_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref))
+	{
+		Aggref	   *aggref = (Aggref *) node;
+
+		if (aggref->aggorder != NIL || aggref->aggdistinct != NIL ||
+			aggref->aggkind != AGGKIND_NORMAL)
+			return true;
+	}
+	return expression_tree_walker(node, has_ordered_aggs_walker, context);
+}
+
+/* a plan node over plan passing every column of plan through */
+static List *
+passthrough_tlist(Plan *plan)
+{
 	List	   *tlist = NIL;
 	ListCell   *lc;
 
-	if (!IsA(plan, Agg) || agg->aggstrategy != AGG_HASHED ||
-		agg->groupingSets != NIL || agg->numCols == 0 ||
-		DO_AGGSPLIT_SKIPFINAL(agg->aggsplit) || agg->numGroups < RX_MANY_GROUPS ||
-		plan->initPlan != NIL || plan->lefttree == NULL ||
-		!IsA(plan->lefttree, Gather) ||
-		!gather_passes_through((Gather *) plan->lefttree))
-		return plan;
-
-	gather = (Gather *) plan->lefttree;
 	foreach(lc, plan->targetlist)
 	{
 		TargetEntry *tle = lfirst_node(TargetEntry, lc);
@@ -332,18 +371,132 @@ agg_below_gather(Plan *plan)
 						makeTargetEntry((Expr *) makeVarFromTargetEntry(OUTER_VAR, tle),
 										tle->resno, tle->resname, tle->resjunk));
 	}
-	plan->lefttree = gather->plan.lefttree;
-	plan->extParam = bms_union(plan->extParam, gather->plan.extParam);
-	plan->allParam = bms_union(plan->allParam, gather->plan.allParam);
-	gather->plan.lefttree = plan;
-	gather->plan.targetlist = tlist;
-	gather->plan.extParam = bms_copy(plan->extParam);
-	gather->plan.allParam = bms_copy(plan->allParam);
-	gather->plan.plan_rows = plan->plan_rows;
-	gather->plan.plan_width = plan->plan_width;
-	gather->plan.startup_cost = plan->startup_cost;
-	gather->plan.total_cost = plan->total_cost;
-	return (Plan *) gather;
+	return tlist;
+}
+
+/*
+ * plan (with top, plan itself or a node above it) moves from above gather
+ * to below it: it takes the gather's params, the gather its output.
+ */
+static void
+swap_below(Plan *gather, Plan *plan, Plan *top)
+{
+	plan->extParam = bms_union(plan->extParam, gather->extParam);
+	plan->allParam = bms_union(plan->allParam, gather->allParam);
+	if (top != plan)
+	{
+		top->extParam = bms_copy(plan->extParam);
+		top->allParam = bms_copy(plan->allParam);
+	}
+	gather->lefttree = top;
+	gather->targetlist = passthrough_tlist(plan);
+	gather->extParam = bms_copy(plan->extParam);
+	gather->allParam = bms_copy(plan->allParam);
+	gather->plan_rows = plan->plan_rows;
+	gather->plan_width = plan->plan_width;
+	gather->startup_cost = plan->startup_cost;
+	gather->total_cost = plan->total_cost;
+}
+
+/*
+ * A sorted aggregate over a Gather Merge sorted on the group keys (what
+ * PostgreSQL plans when the groups are too many to hash in work_mem on one
+ * server): on the members it becomes a hash aggregate, followed by a Sort
+ * on the group keys in the Gather Merge's order, so the coordinator still
+ * receives the groups in the order the plan above expects.  The group keys
+ * must be output columns of the aggregate (else that order could not be
+ * restored) and hashable, no aggregate may need sorted input, and
+ * enable_hashagg must be on.
+ */
+static Plan *
+sorted_agg_below_gather_merge(RxPlanContext *ctx, Agg *agg, AttrNumber *map)
+{
+	Plan	   *plan = (Plan *) agg;
+	GatherMerge *gm = (GatherMerge *) plan->lefttree;
+	AttrNumber *cols = palloc(sizeof(AttrNumber) * agg->numCols);
+	Sort	   *sort;
+
+	if (!enable_hashagg || gm->numCols < agg->numCols ||
+		has_ordered_aggs_walker((Node *) plan->targetlist, NULL) ||
+		has_ordered_aggs_walker((Node *) plan->qual, NULL))
+		return plan;
+	for (int i = 0; i < agg->numCols; i++)
+	{
+		TargetEntry *key = list_nth_node(TargetEntry, gm->plan.targetlist,
+										 agg->grpColIdx[i] - 1);
+		ListCell   *lc;
+
+		if (gm->sortColIdx[i] != agg->grpColIdx[i] ||
+			!op_hashjoinable(agg->grpOperators[i], exprType((Node *) key->expr)))
+			return plan;
+		cols[i] = InvalidAttrNumber;
+		foreach(lc, plan->targetlist)
+		{
+			TargetEntry *tle = lfirst_node(TargetEntry, lc);
+			Var		   *var = (Var *) tle->expr;
+
+			if (IsA(var, Var) && var->varno == OUTER_VAR &&
+				var->varattno == agg->grpColIdx[i])
+			{
+				cols[i] = tle->resno;
+				break;
+			}
+		}
+		if (cols[i] == InvalidAttrNumber)
+			return plan;
+	}
+
+	agg->aggstrategy = AGG_HASHED;
+	agg_skip_gather(agg, map);
+	/* the members' own sort for the Gather Merge is no longer needed */
+	if (IsA(plan->lefttree, Sort) || IsA(plan->lefttree, IncrementalSort))
+		plan->lefttree = plan->lefttree->lefttree;
+
+	sort = makeNode(Sort);
+	sort->plan.targetlist = passthrough_tlist(plan);
+	sort->plan.lefttree = plan;
+	sort->plan.plan_rows = plan->plan_rows;
+	sort->plan.plan_width = plan->plan_width;
+	sort->plan.startup_cost = plan->total_cost;
+	sort->plan.total_cost = plan->total_cost;
+	sort->plan.plan_node_id = rx_new_node_id(ctx);
+	sort->numCols = agg->numCols;
+	sort->sortColIdx = cols;
+	sort->sortOperators = gm->sortOperators;
+	sort->collations = gm->collations;
+	sort->nullsFirst = gm->nullsFirst;
+
+	swap_below(&gm->plan, plan, (Plan *) sort);
+	gm->numCols = agg->numCols;
+	gm->sortColIdx = cols;
+	return (Plan *) gm;
+}
+
+static Plan *
+agg_below_gather(RxPlanContext *ctx, Plan *plan)
+{
+	Agg		   *agg = (Agg *) plan;
+	AttrNumber *map;
+
+	if (!IsA(plan, Agg) ||
+		agg->groupingSets != NIL || agg->numCols == 0 ||
+		DO_AGGSPLIT_SKIPFINAL(agg->aggsplit) || agg->numGroups < RX_MANY_GROUPS ||
+		plan->initPlan != NIL || plan->lefttree == NULL ||
+		!(IsA(plan->lefttree, Gather) || IsA(plan->lefttree, GatherMerge)) ||
+		(map = gather_column_map(plan->lefttree)) == NULL)
+		return plan;
+
+	if (agg->aggstrategy == AGG_HASHED && IsA(plan->lefttree, Gather))
+	{
+		Plan	   *gather = plan->lefttree;
+
+		agg_skip_gather(agg, map);
+		swap_below(gather, plan, plan);
+		return gather;
+	}
+	if (agg->aggstrategy == AGG_SORTED && IsA(plan->lefttree, GatherMerge))
+		return sorted_agg_below_gather_merge(ctx, agg, map);
+	return plan;
 }
 
 static Plan *
@@ -354,7 +507,7 @@ rewrite_serial(RxPlanContext *ctx, Plan *plan)
 	if (plan == NULL)
 		return NULL;
 	check_stack_depth();
-	plan = agg_below_gather(plan);
+	plan = agg_below_gather(ctx, plan);
 	if (IsA(plan, Gather) || IsA(plan, GatherMerge))
 		return rewrite_gather(ctx, plan);
 	if (is_distributed_scan(ctx, plan))
