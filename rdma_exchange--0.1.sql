@@ -144,8 +144,8 @@ RETURNS trigger
 AS 'MODULE_PATHNAME', 'rx_forward_truncate'
 LANGUAGE C;
 
--- Internal: a dropped table is no longer distributed (on this member;
--- drop it on every member with run_on_all_nodes()).
+-- Internal: a dropped distributed or reference table is dropped on every
+-- member, and so is a dropped schema that held one (where it is empty).
 CREATE FUNCTION rdma_exchange.drop_cleanup()
 RETURNS event_trigger
 AS 'MODULE_PATHNAME', 'rx_drop_cleanup'

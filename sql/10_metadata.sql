@@ -208,8 +208,16 @@ SELECT count(*) FROM rdma_exchange.dist_table WHERE relid = 'md.own'::regclass;
 -- ===== dropping =====
 DROP SCHEMA md CASCADE;
 SELECT * FROM rx_md_all($$SELECT count(*) FROM rdma_exchange.dist_table WHERE relid::text LIKE 'md.%'$$);
-SELECT * FROM rx_md_all($$SELECT count(*) FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid WHERE n.nspname = 'md'$$);
-SELECT count(*) FROM rdma_exchange.run_on_all_nodes('DROP SCHEMA IF EXISTS md CASCADE');
+-- the schema went too: create_distributed_table() had made it there
+SELECT * FROM rx_md_all($$SELECT count(*) FROM pg_namespace WHERE nspname = 'md'$$);
+-- ... but not where it still holds a member's own objects
+CREATE SCHEMA md2;
+CREATE TABLE md2.d (id int);
+SELECT rdma_exchange.create_distributed_table('md2.d', 'id');
+SELECT count(*) FROM rdma_exchange.run_on_all_nodes('CREATE TABLE IF NOT EXISTS md2.own_part (x int)');
+DROP SCHEMA md2 CASCADE;
+SELECT * FROM rx_md_all($$SELECT string_agg(relname, ',') FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE nspname = 'md2'$$);
+SELECT count(*) FROM rdma_exchange.run_on_all_nodes('DROP SCHEMA IF EXISTS md2 CASCADE');
 DROP ROLE rx_md_user;
 DROP FUNCTION public.rx_md_all(text);
 DROP FUNCTION public.rx_md_try(text);

@@ -25,10 +25,10 @@ PG_MODULE_MAGIC;
 bool		rx_enable = true;
 int			rx_fabric_provider = RX_PROVIDER_AUTO;
 char	   *rx_fabric_address = NULL;
-int			rx_buffer_pool_size = 16384;	/* kB */
-int			rx_buffer_size = 8192;
+int			rx_buffer_pool_size = 65536;	/* kB */
+int			rx_buffer_size = 4096;
 int			rx_max_ports = 64;
-int			rx_credit_window = 64;
+int			rx_credit_window = 256;
 int			rx_retransmit_timeout = 20;
 char	   *rx_cluster_key = NULL;
 int			rx_connect_timeout = 10;
@@ -76,12 +76,12 @@ _PG_init(void)
 
 	DefineCustomIntVariable("rdma_exchange.buffer_pool_size",
 							"Size of the registered buffer pool in shared memory.",
-							NULL, &rx_buffer_pool_size, 16384, 256, 4 * 1024 * 1024,
+							NULL, &rx_buffer_pool_size, 65536, 256, 4 * 1024 * 1024,
 							PGC_POSTMASTER, GUC_UNIT_KB, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("rdma_exchange.buffer_size",
 							"Size of one buffer of the pool; messages are at most this large or the provider's maximum, whichever is smaller.",
-							NULL, &rx_buffer_size, 8192, 1024, 1024 * 1024,
+							NULL, &rx_buffer_size, 4096, 1024, 1024 * 1024,
 							PGC_POSTMASTER, GUC_UNIT_BYTE, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("rdma_exchange.max_ports",
@@ -91,7 +91,7 @@ _PG_init(void)
 
 	DefineCustomIntVariable("rdma_exchange.credit_window",
 							"Messages a sender may have in flight on one stream before it waits for credit.",
-							NULL, &rx_credit_window, 64, 2, 4096,
+							NULL, &rx_credit_window, 256, 2, 4096,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("rdma_exchange.retransmit_timeout",

@@ -662,7 +662,9 @@ Datum
 rx_drop_cleanup(PG_FUNCTION_ARGS)
 {
 	char	 ***rows;
+	char	 ***schemas;
 	int			n;
+	int			nschemas;
 	RxMember   *members;
 	int			nmembers;
 	int			self;
@@ -689,16 +691,40 @@ rx_drop_cleanup(PG_FUNCTION_ARGS)
 						  " AND o.objsubid OPERATOR(pg_catalog.=) 0"
 						  " AND d.relid::pg_catalog.oid OPERATOR(pg_catalog.=) o.objid"
 						  " RETURNING pg_catalog.format('DROP TABLE IF EXISTS %I.%I',"
-						  " o.schema_name, o.object_name)", &n);
+						  " o.schema_name, o.object_name), o.schema_name", &n);
 	if (n == 0 || rx_in_member_session())
 		PG_RETURN_VOID();
+
+	/*
+	 * A schema dropped with distributed tables in it goes on the other
+	 * members too (create_distributed_table() created it there), but only
+	 * where it is empty by then: objects of that member's own stay, and so
+	 * does the schema that holds them.
+	 */
+	schemas = rx_spi_strings("SELECT pg_catalog.format('DO $rx$ BEGIN DROP SCHEMA IF EXISTS %I;"
+							 " EXCEPTION WHEN dependent_objects_still_exist THEN NULL; END $rx$',"
+							 " o.object_name), o.object_name"
+							 " FROM pg_catalog.pg_event_trigger_dropped_objects() o"
+							 " WHERE o.object_type OPERATOR(pg_catalog.=) 'schema'", &nschemas);
+
 	nmembers = rx_get_members(&members);
 	self = rx_self_member_index();
-	for (int i = 0; i < n; i++)
-		for (int m = 0; m < nmembers; m++)
-			if (m != self)
-				rx_exec_command(rx_xact_connection(&members[m]),
-								members[m].name, rows[i][0]);
+	for (int m = 0; m < nmembers; m++)
+	{
+		if (m == self)
+			continue;
+		for (int i = 0; i < n; i++)
+			rx_exec_command(rx_xact_connection(&members[m]),
+							members[m].name, rows[i][0]);
+		for (int j = 0; j < nschemas; j++)
+			for (int i = 0; i < n; i++)
+				if (strcmp(schemas[j][1], rows[i][1]) == 0)
+				{
+					rx_exec_command(rx_xact_connection(&members[m]),
+									members[m].name, schemas[j][0]);
+					break;
+				}
+	}
 	PG_RETURN_VOID();
 }
 
