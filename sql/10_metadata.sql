@@ -117,9 +117,11 @@ SELECT count(DISTINCT result) AS distinct_answers, min(result) AS answer
 FROM rx_md_all($$SELECT count(*) || ' rows, sum ' || sum(id) || ', ' || string_agg(label, ',' ORDER BY id) FILTER (WHERE id <= 3) FROM md.r$$);
 
 -- ===== INSERT and COPY route rows to their owners =====
--- (the command tag counts only the rows stored on this member)
+-- (the command tags count every row, wherever it went: ROW_COUNT)
 INSERT INTO md.t (k, v) SELECT i, 'ins' || i FROM generate_series(3001, 3300) i;
+SELECT :ROW_COUNT AS inserted;
 INSERT INTO md.t VALUES (3301, 'single');
+SELECT :ROW_COUNT AS inserted;
 COPY md.t (k, v) FROM stdin;
 4001	copy1
 4002	copy2
@@ -128,6 +130,7 @@ COPY md.t (k, v) FROM stdin;
 4005	copy5
 4006	copy6
 \.
+SELECT :ROW_COUNT AS copied;
 COPY md.tk FROM stdin (FORMAT csv);
 copyname1,1
 copyname2,2

@@ -16,9 +16,10 @@
  *	  at the end of the statement (an AFTER statement trigger), where errors
  *	  of the owners (unique violations, ...) are raised, and the owners
  *	  commit in the local transaction's pre-commit (remote_xact.c), with
- *	  savepoints following local subtransactions.  Consequences: the
- *	  command tag counts only the rows stored on this member, and
- *	  INSERT ... RETURNING and INSERT ... ON CONFLICT are refused (the
+ *	  savepoints following local subtransactions.  The command tag of the
+ *	  INSERT or COPY adds the forwarded rows to the ones stored here (hooks
+ *	  at the end of this file).  INSERT ... RETURNING and
+ *	  INSERT ... ON CONFLICT are refused (the
  *	  forwarded rows could not be returned, and a conflict on another
  *	  member would be an error instead of the requested action).
  *	- UPDATE of the distribution column: refused everywhere (the row would
@@ -71,6 +72,7 @@
 #include "miscadmin.h"
 #include "nodes/plannodes.h"
 #include "parser/parsetree.h"
+#include "tcop/utility.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
@@ -92,6 +94,16 @@ PG_FUNCTION_INFO_V1(rx_forward_change);
 PG_FUNCTION_INFO_V1(rx_forward_truncate);
 
 static ExecutorStart_hook_type prev_executor_start = NULL;
+static ExecutorRun_hook_type prev_executor_run = NULL;
+static ProcessUtility_hook_type prev_process_utility = NULL;
+
+/*
+ * Rows of the running INSERT or COPY FROM that went to other members: the
+ * command tag counts them with the rows stored here, as a user loading a
+ * table expects.  Saved and reset around every statement, so that rows
+ * forwarded by statements nested in triggers or functions count for those.
+ */
+static uint64 forwarded_rows = 0;
 
 /* ---------------------------------------------------------------------
  * Per-table routing state, cached per backend
@@ -399,6 +411,7 @@ rx_route_row(PG_FUNCTION_ARGS)
 		encode_row(rs, tuple, desc, &line);
 		rx_xact_copy_row(&rs->members[owner], rs->relid, rs->enc->table_name,
 						 rs->enc->copy_command, line.data, line.len);
+		forwarded_rows++;
 		return PointerGetDatum(NULL);	/* stored by its owner instead */
 	}
 
@@ -719,11 +732,69 @@ rx_dml_executor_start(QueryDesc *queryDesc, int eflags)
 		standard_ExecutorStart(queryDesc, eflags);
 }
 
+static void
+rx_dml_executor_run(QueryDesc *queryDesc, ScanDirection direction,
+					uint64 count, bool execute_once)
+{
+	volatile uint64 saved = forwarded_rows;
+	uint64		forwarded;
+
+	forwarded_rows = 0;
+	PG_TRY();
+	{
+		if (prev_executor_run)
+			prev_executor_run(queryDesc, direction, count, execute_once);
+		else
+			standard_ExecutorRun(queryDesc, direction, count, execute_once);
+	}
+	PG_FINALLY();
+	{
+		forwarded = forwarded_rows;
+		forwarded_rows = saved;
+	}
+	PG_END_TRY();
+	if (queryDesc->operation == CMD_INSERT)
+		queryDesc->estate->es_processed += forwarded;
+}
+
+static void
+rx_dml_process_utility(PlannedStmt *pstmt, const char *queryString,
+					   bool readOnlyTree, ProcessUtilityContext context,
+					   ParamListInfo params, QueryEnvironment *queryEnv,
+					   DestReceiver *dest, QueryCompletion *qc)
+{
+	volatile uint64 saved = forwarded_rows;
+	uint64		forwarded;
+
+	forwarded_rows = 0;
+	PG_TRY();
+	{
+		if (prev_process_utility)
+			prev_process_utility(pstmt, queryString, readOnlyTree, context,
+								 params, queryEnv, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+									params, queryEnv, dest, qc);
+	}
+	PG_FINALLY();
+	{
+		forwarded = forwarded_rows;
+		forwarded_rows = saved;
+	}
+	PG_END_TRY();
+	if (qc != NULL && qc->commandTag == CMDTAG_COPY && IsA(pstmt->utilityStmt, CopyStmt))
+		qc->nprocessed += forwarded;
+}
+
 void
 rx_dml_init(void)
 {
 	prev_executor_start = ExecutorStart_hook;
 	ExecutorStart_hook = rx_dml_executor_start;
+	prev_executor_run = ExecutorRun_hook;
+	ExecutorRun_hook = rx_dml_executor_run;
+	prev_process_utility = ProcessUtility_hook;
+	ProcessUtility_hook = rx_dml_process_utility;
 	CacheRegisterRelcacheCallback(dml_relcache_callback, (Datum) 0);
 	RegisterXactCallback(dml_xact_callback, NULL);
 }
