@@ -88,6 +88,13 @@ SELECT c_id, (SELECT count(*) FROM ord WHERE o_cust = c_id) AS n FROM cust WHERE
 SELECT * FROM rx_ex_analyze('SELECT count(*) FROM ord a JOIN ord b ON a.o_cust = b.o_id');
 SELECT count(*) FROM ord a JOIN ord b ON a.o_cust = b.o_id;
 
+-- rdma_exchange.enable = off: plans stay single-server, over this
+-- member's part of the table only
+SET rdma_exchange.enable = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM ord;
+SELECT count(*) < 30000 AS only_this_part FROM ord;
+RESET rdma_exchange.enable;
+
 DROP FUNCTION public.rx_ex_analyze(text);
 SET client_min_messages = warning;
 DROP SCHEMA ex CASCADE;

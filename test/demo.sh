@@ -184,12 +184,12 @@ demo_tables_ddl() {
 #    artificial join, but one where broadcasting a side would move far
 #    more bytes), so one side is shuffled by its join key
 # 3. nations is on every member: the join needs no exchange at all
-# 4. one group per customer: where PostgreSQL plans a hash aggregate, each
-#    member aggregates the groups it owns, its input shuffled by o_cust;
-#    where it plans a sorted one (it does for the default 1000000 rows),
-#    the members sort and the coordinator merges and aggregates
-# 5. each member sorts its part, the coordinator merges and stops after
-#    10 rows
+# 4. one group per customer: each member aggregates the groups it owns,
+#    its input shuffled by o_cust; where PostgreSQL planned a sorted
+#    aggregate (it does for the default 1000000 rows) the members sort
+#    their groups and the coordinator merges them in order
+# 5. each member sends only its top 10 rows (a top-N sort), the
+#    coordinator merges them and stops after 10
 run_demo_queries() {
 	local -a labels=(
 		"join on o_cust + aggregate"
