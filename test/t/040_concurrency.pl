@@ -1,0 +1,105 @@
+# test/t/040_concurrency.pl: several sessions run distributed queries at
+# the same time, from every member as coordinator, while another session
+# cancels its own queries again and again.  Every answer must equal the
+# single-server answer (the transport keeps the queries' streams apart by
+# query id, token and exchange), the cancelled session must not disturb the
+# others, and afterwards nothing is left running or held on any member.
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::RealBin/..";
+use RxCluster;
+use IPC::Run;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $rx = RxCluster->new(nmembers => 3);
+my $n  = $rx->nmembers;
+
+$rx->safe_psql(0, q{
+	CREATE TABLE c (id int PRIMARY KEY, k int, v text);
+	INSERT INTO c SELECT i, (i * 13) % 40000, md5(i::text) FROM generate_series(1, 40000) i;
+	CREATE TABLE c_local AS SELECT * FROM c;
+	SELECT rdma_exchange.create_distributed_table('c', 'id');
+	ANALYZE c; ANALYZE c_local;
+});
+# the local copy exists on member 0 only: the other members, coordinating
+# queries below, compare with answers computed there
+my %queries = (
+	repartition => 'SELECT count(*), sum(x.id), md5(string_agg(y.v, \',\' ORDER BY x.id)) FROM %s x JOIN %s y ON x.k = y.id',
+	groups      => 'SELECT md5(string_agg(k || \':\' || n, \',\' ORDER BY k)) FROM (SELECT k, count(*) AS n FROM %s GROUP BY k) g',
+	top         => 'SELECT string_agg(id::text, \',\') FROM (SELECT id FROM %s ORDER BY v DESC, id LIMIT 20) t',
+);
+my %expected;
+$expected{$_} = $rx->safe_psql(0,
+	'SELECT a::text FROM (' . sprintf($queries{$_}, 'c_local', 'c_local') . ') a')
+  for keys %queries;
+
+my $rounds = 4;
+my @sessions;
+for my $s (0 .. 3)
+{
+	my $coordinator = $s % $n;
+	my $sql = '';
+	for my $r (1 .. $rounds)
+	{
+		for my $q (sort keys %queries)
+		{
+			$sql .= "SELECT '$q', a::text FROM (" . sprintf($queries{$q}, 'c', 'c') . ") a;\n";
+		}
+	}
+	my ($out, $err) = ('', '');
+	my $h = IPC::Run::start(
+		[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d',
+		  $rx->member($coordinator)->connstr($rx->dbname) ],
+		'<', \$sql, '>', \$out, '2>', \$err);
+	push @sessions, { h => $h, out => \$out, err => \$err, coordinator => $coordinator };
+}
+
+# meanwhile: a session that starts a slow query and cancels it, repeatedly
+my $slow = q{SELECT count(*) FROM c x JOIN c y ON x.k = y.id WHERE pg_sleep(0.0002) IS NOT NULL};
+my $cancelled = 0;
+for my $i (1 .. 3)
+{
+	my ($ret, $out, $err) = $rx->psql(1, "SET statement_timeout = '700ms'; $slow");
+	$cancelled++ if $ret != 0 && $err =~ /canceling statement due to statement timeout/;
+}
+is($cancelled, 3, 'the cancelled session got the usual message every time');
+
+for my $s (0 .. $#sessions)
+{
+	my $sess = $sessions[$s];
+	$sess->{h}->finish;
+	is(${ $sess->{err} }, '', "session $s (coordinator member $sess->{coordinator}): no error");
+	my %got;
+	my $wrong = 0;
+	my $count = 0;
+	for my $line (split /\n/, ${ $sess->{out} })
+	{
+		my ($q, $answer) = split /\|/, $line, 2;
+		$count++;
+		$wrong++ if $answer ne $expected{$q};
+	}
+	is($count, $rounds * scalar(keys %queries), "session $s: every query answered");
+	is($wrong, 0, "session $s: every answer equals the single-server answer");
+}
+
+my $fragments = q{SELECT count(*) FROM pg_stat_activity
+	WHERE application_name = 'rdma_exchange' AND state = 'active'
+	AND query LIKE '%execute_fragment%'};
+my $pool_busy = q{SELECT total_buffers - free_buffers - recv_posted_buffers
+	FROM rdma_exchange.buffer_pool_stats};
+for my $i (0 .. $n - 1)
+{
+	ok($rx->poll_query_until($i, "SELECT ($fragments) = 0"),
+		"no fragment left running on member $i");
+	ok($rx->poll_query_until($i, "SELECT ($pool_busy) = 0"),
+		"buffer pool of member $i back to idle");
+	is($rx->safe_psql($i,
+		"SELECT value FROM rdma_exchange.transport_stats() WHERE name = 'ports_open'"),
+		'0', "no transport port left open on member $i");
+}
+
+$rx->teardown;
+done_testing();
