@@ -95,6 +95,19 @@ SET work_mem = '64kB';
 \set q 'SELECT row_number() OVER () AS rn, g.* FROM (SELECT o_cust, count(*) AS n, sum(o_amount) AS s FROM ord GROUP BY o_cust ORDER BY o_cust DESC NULLS FIRST) g'
 :run SELECT rx_same('sorted many groups');
 RESET work_mem;
+-- bound parameters of a generic plan ($1, $2) travel with the fragments
+SET plan_cache_mode = force_generic_plan;
+PREPARE pd(int, numeric) AS SELECT o_id, c_name FROM d.ord JOIN d.cust ON o_cust = c_id WHERE c_nation = $1 AND o_amount > $2;
+PREPARE pl(int, numeric) AS SELECT o_id, c_name FROM l.ord JOIN l.cust ON o_cust = c_id WHERE c_nation = $1 AND o_amount > $2;
+CREATE TEMP TABLE rd AS EXECUTE pd(3, 50);
+CREATE TEMP TABLE rl AS EXECUTE pl(3, 50);
+SELECT rx_same('bound parameters');
+CREATE TEMP TABLE rd AS EXECUTE pd(7, NULL);
+CREATE TEMP TABLE rl AS EXECUTE pl(7, NULL);
+SELECT rx_same('bound parameter NULL');
+DEALLOCATE pd;
+DEALLOCATE pl;
+RESET plan_cache_mode;
 -- serial plans: distributed scans gathered, index order kept for a merge join
 SET max_parallel_workers_per_gather = 0;
 SET enable_hashjoin = off;

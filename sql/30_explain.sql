@@ -83,6 +83,15 @@ EXPLAIN (COSTS OFF)
 SELECT c_id, (SELECT count(*) FROM ord WHERE o_cust = c_id) AS n FROM cust WHERE c_id < 20;
 SELECT c_id, (SELECT count(*) FROM ord WHERE o_cust = c_id) AS n FROM cust WHERE c_id < 6 ORDER BY c_id;
 
+-- a generic plan: the bound parameters travel with the fragment, and the
+-- filters on them run on the members
+SET plan_cache_mode = force_generic_plan;
+PREPARE q(int) AS SELECT count(*) FROM ord JOIN cust ON o_cust = c_id WHERE c_nation = $1;
+EXPLAIN (COSTS OFF) EXECUTE q(3);
+EXECUTE q(3);
+DEALLOCATE q;
+RESET plan_cache_mode;
+
 -- EXPLAIN ANALYZE of a repartition join: SHUFFLE and RECEIVE report rows,
 -- bytes, messages and retransmissions per member
 SELECT * FROM rx_ex_analyze('SELECT count(*) FROM ord a JOIN ord b ON a.o_cust = b.o_id');

@@ -342,6 +342,47 @@ fragment_params(RxReceiveState *r, Plan *fragment, EState *estate,
 	}
 }
 
+/*
+ * The bound parameters of the statement ($1, ...), all of them: a generic
+ * plan's fragment refers to them as Params, evaluated on the members.  The
+ * planner let only built-in types travel (shippable.c).
+ */
+static void
+extern_params(EState *estate, RxFragmentMsg *msg)
+{
+	ParamListInfo params = estate->es_param_list_info;
+
+	if (params == NULL)
+		return;
+	for (int i = 1; i <= params->numParams; i++)
+	{
+		ParamExternData workspace;
+		ParamExternData *prm;
+		int16		typlen;
+		bool		typbyval;
+		Datum		value;
+
+		if (params->paramFetch != NULL)
+			prm = params->paramFetch(params, i, false, &workspace);
+		else
+			prm = &params->params[i - 1];
+		if (!OidIsValid(prm->ptype))
+		{
+			/* an unused parameter of unknown type */
+			msg->extern_values = lappend(msg->extern_values,
+										 makeNullConst(INT4OID, -1, InvalidOid));
+			continue;
+		}
+		get_typlenbyval(prm->ptype, &typlen, &typbyval);
+		value = prm->value;
+		if (!prm->isnull && typlen == -1)
+			value = PointerGetDatum(PG_DETOAST_DATUM_COPY(value));
+		msg->extern_values = lappend(msg->extern_values,
+									 makeConst(prm->ptype, -1, InvalidOid, typlen,
+											   value, prm->isnull, typbyval));
+	}
+}
+
 static char *
 build_message(RxDispatch *d, RxReceiveState *r, uint64 query_id, uint64 token,
 			  int self)
@@ -387,6 +428,7 @@ build_message(RxDispatch *d, RxReceiveState *r, uint64 query_id, uint64 token,
 								  makeString(qualified_relname(lfirst_oid(lc))));
 	}
 	fragment_params(r, fragment, estate, &msg);
+	extern_params(estate, &msg);
 	for (int i = 0; i < lengthof(shipped_gucs); i++)
 	{
 		msg.guc_names = lappend(msg.guc_names, makeString((char *) shipped_gucs[i]));

@@ -23,6 +23,7 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
+#include "nodes/params.h"
 #include "storage/lmgr.h"
 #include "tcop/dest.h"
 #include "utils/acl.h"
@@ -241,6 +242,30 @@ report_walker(PlanState *ps, void *context)
 	return planstate_tree_walker(ps, report_walker, context);
 }
 
+/* the coordinator's bound parameters ($1, ...), as the executor takes them */
+static ParamListInfo
+bound_params(List *values)
+{
+	ParamListInfo params;
+	int			i = 0;
+	ListCell   *lc;
+
+	if (values == NIL)
+		return NULL;
+	params = makeParamList(list_length(values));
+	foreach(lc, values)
+	{
+		Const	   *c = lfirst_node(Const, lc);
+		ParamExternData *prm = &params->params[i++];
+
+		prm->value = c->constvalue;
+		prm->isnull = c->constisnull;
+		prm->pflags = PARAM_FLAG_CONST;
+		prm->ptype = c->consttype;
+	}
+	return params;
+}
+
 Datum
 rx_execute_fragment(PG_FUNCTION_ARGS)
 {
@@ -343,8 +368,8 @@ rx_execute_fragment(PG_FUNCTION_ARGS)
 
 		qd = CreateQueryDesc(stmt, "rdma_exchange fragment",
 							 GetActiveSnapshot(), InvalidSnapshot,
-							 None_Receiver, NULL, NULL,
-							 msg->instrument_options);
+							 None_Receiver, bound_params(msg->extern_values),
+							 NULL, msg->instrument_options);
 		ExecutorStart(qd, 0);
 
 		/* InitPlan values computed on the coordinator */

@@ -33,6 +33,7 @@ typedef struct RxFragmentMsg
 	List	   *index_names;	/* their qualified names */
 	List	   *param_ids;		/* PARAM_EXEC ids shipped */
 	List	   *param_values;	/* Const of each */
+	List	   *extern_values;	/* bound parameters $1..$n: Const of each */
 	List	   *guc_names;		/* settings the fragment runs with */
 	List	   *guc_values;
 } RxFragmentMsg;

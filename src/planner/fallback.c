@@ -75,8 +75,12 @@ contains_param_walker(Node *node, void *context)
 {
 	if (node == NULL)
 		return false;
-	/* executor parameters of the serial part, or bound parameters */
-	if (IsA(node, Param))
+	/*
+	 * Executor parameters of the serial part change between rescans; bound
+	 * parameters ($1) are fixed for the execution and travel with the
+	 * fragment, so filters on them run on the members.
+	 */
+	if (IsA(node, Param) && ((Param *) node)->paramkind == PARAM_EXEC)
 		return true;
 	return expression_tree_walker(node, contains_param_walker, context);
 }

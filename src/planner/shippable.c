@@ -40,7 +40,9 @@ unshippable_walker(Node *node, void *context)
 		case T_AlternativeSubPlan:
 			return true;
 		case T_Param:
-			if (((Param *) node)->paramkind != PARAM_EXEC)
+			/* executor params and bound params travel with the fragment */
+			if (((Param *) node)->paramkind != PARAM_EXEC &&
+				((Param *) node)->paramkind != PARAM_EXTERN)
 				return true;
 			break;
 		case T_FuncExpr:
