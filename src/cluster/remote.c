@@ -367,11 +367,19 @@ rx_connect(const char *host, int port, const char *dbname)
 	return connect_internal(host, port, dbname, NULL, name, NULL);
 }
 
+/*
+ * Sessions on members notice within a second that their coordinator has
+ * gone (client_connection_check_interval): a coordinator that aborts
+ * closes the connections of fragments still running, and a cancel that
+ * reached a fragment before its query started would be lost otherwise.
+ */
+#define MEMBER_SESSION_CHECK "-c client_connection_check_interval=1000"
+
 PGconn *
 rx_connect_member(const RxMember *member)
 {
-	return connect_internal(member->host, member->port, NULL, NULL,
-							member->name, NULL);
+	return connect_internal(member->host, member->port, NULL,
+							MEMBER_SESSION_CHECK, member->name, NULL);
 }
 
 PGconn *
@@ -380,7 +388,7 @@ rx_connect_session(const RxMember *member, char **failure)
 	PGconn	   *conn;
 
 	conn = connect_internal(member->host, member->port, NULL,
-							"-c rdma_exchange.enable=off -c datestyle=ISO -c intervalstyle=postgres",
+							MEMBER_SESSION_CHECK " -c rdma_exchange.enable=off -c datestyle=ISO -c intervalstyle=postgres",
 							member->name, failure);
 	if (conn != NULL && PQsetnonblocking(conn, 1) != 0)
 	{

@@ -1513,18 +1513,24 @@ timers(TimestampTz tick)
 				bool		blocked = (pg_atomic_read_u32(&ss->flags) & RX_SS_WANT_CREDIT) != 0;
 
 				/*
-				 * Waiting for an answer from a receiver that has answered
-				 * before (an open port always does: ACKs, keepalives,
-				 * replies to credit requests) for peer_timeout: it is gone.
-				 * A receiver never heard of may just not have opened yet.
+				 * Waiting for an answer from a receiver for peer_timeout
+				 * (an open port always answers: ACKs, keepalives, replies
+				 * to credit requests): it is gone.  A receiver never heard
+				 * of since this port opened never opened its side: its
+				 * fragment failed to start, or its member is down; every
+				 * member gets its fragment at the same time.
 				 */
-				if ((ws->unacked.count > 0 || (blocked && ws->heard)) &&
+				if ((ws->unacked.count > 0 || blocked) &&
 					!ws->closed && now - ws->last_heard > dead &&
 					!w->error_reported)
 				{
 					char		detail[160];
 
-					if (ws->unacked.count > 0)
+					if (!ws->heard)
+						snprintf(detail, sizeof(detail),
+								 "The member has not opened its side of the exchange within %d ms; its fragment may have failed to start.",
+								 rx_peer_timeout);
+					else if (ws->unacked.count > 0)
 						snprintf(detail, sizeof(detail),
 								 "%d messages have waited for an acknowledgement for more than %d ms.",
 								 ws->unacked.count, rx_peer_timeout);
