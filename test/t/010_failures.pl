@@ -76,6 +76,36 @@ check_clean('statement_timeout');
 	check_clean('cancel');
 }
 
+# the coordinator's own backend dies in the middle of a query (a client
+# that vanished, pg_terminate_backend): the fragments on every member
+# notice that their coordinator is gone and end, long before their query
+# would (about 40 s a member here)
+{
+	my $slower = q{SELECT count(*) FROM big WHERE pg_sleep(0.002) IS NOT NULL};
+	my ($stdout, $stderr) = ('', '');
+	my $h = IPC::Run::start(
+		[ 'psql', '-X', '-d', $rx->coordinator->connstr($rx->dbname),
+		  '-c', "SET application_name = 'rx_terminate_me'", '-c', $slower ],
+		'>', \$stdout, '2>', \$stderr);
+	ok($rx->poll_query_until($_, "SELECT ($fragments) > 0"),
+		"terminate: member $_ runs its fragment")
+	  for 0 .. $n - 1;
+	my $t0 = time;
+	$rx->safe_psql(0, q{SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE application_name = 'rx_terminate_me'});
+	$h->finish;
+	like($stderr, qr/terminating connection due to administrator command/,
+		'terminate: the client sees its session end');
+	for my $i (0 .. $n - 1)
+	{
+		ok($rx->poll_query_until($i, "SELECT ($fragments) = 0"),
+			"terminate: no fragment left running on member $i");
+	}
+	cmp_ok(time - $t0, '<', 20,
+		'terminate: the fragments ended long before their query would have');
+	check_clean('coordinator terminated');
+}
+
 # a member killed in the middle of a query: the coordinator reports it
 # within seconds, naming the member, and the others stop their fragments
 {
