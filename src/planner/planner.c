@@ -12,11 +12,14 @@
  *  - each Gather / Gather Merge whose subtree can be placed (locus.c)
  *	  becomes a gather RECEIVE with the subtree as a fragment below a SHUFFLE
  *	  to the coordinator, exchanges inserted where rows must move;
- *  - a hash aggregate with many groups right above a Gather moves below
- *	  it first, so that the members finish the groups they own;
+ *  - an aggregate with many groups right above a Gather or Gather Merge
+ *	  moves below it first, so that the members finish the groups they own;
  *  - everything else is the serial part on the coordinator: a Gather that
  *	  cannot be placed runs its subtree serially, and every scan of a
- *	  distributed table there is gathered from all members (fallback.c).
+ *	  distributed table there is gathered from all members (fallback.c);
+ *  - a constant LIMIT right above a gather RECEIVE bounds what each member
+ *	  sends;
+ *  - a SCROLL cursor's plan gets a Material, RECEIVE cannot scan backward.
  *
  * Reference tables never get partial paths: PostgreSQL then only puts them
  * where each worker reads all of them, which is what a full local copy is.
