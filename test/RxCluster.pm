@@ -275,6 +275,37 @@ sub restart_member
 	return $self->member($i)->restart;
 }
 
+# $rx->fragments_sql, $rx->check_clean(what [, skipped member index...])
+#
+# fragments_sql: a query giving the number of plan fragments running on a
+# member.  check_clean: Test::More checks that on every member not skipped
+# (a member that is down) no fragment is left running and the buffer pool
+# is back to its idle state (every buffer free or posted for receiving);
+# each check waits as poll_query_until does.
+
+my $fragments_sql = q{SELECT count(*) FROM pg_stat_activity
+	WHERE application_name = 'rdma_exchange' AND state = 'active'
+	AND query LIKE '%execute_fragment%'};
+my $pool_busy_sql = q{SELECT total_buffers - free_buffers - recv_posted_buffers
+	FROM rdma_exchange.buffer_pool_stats};
+
+sub fragments_sql { return $fragments_sql; }
+
+sub check_clean
+{
+	my ($self, $what, @skip) = @_;
+	my %skip = map { $_ => 1 } @skip;
+	for my $i (0 .. $self->nmembers - 1)
+	{
+		next if $skip{$i};
+		ok($self->poll_query_until($i, "SELECT ($fragments_sql) = 0"),
+			"$what: no fragment left running on member $i");
+		ok($self->poll_query_until($i, "SELECT ($pool_busy_sql) = 0"),
+			"$what: buffer pool of member $i back to idle");
+	}
+	return;
+}
+
 # $rx->teardown
 #
 # Stops every member still running (immediate).  Cluster.pm also does this

@@ -1,8 +1,9 @@
 # test/t/010_failures.pl: what a user sees when things go wrong during a
 # distributed query, and that nothing is left behind afterwards: a member
-# down before the query, statement_timeout, cancel, a member killed in the
-# middle of a query.  After each case no fragment backend is running on
-# any member and every buffer pool is back to its idle state.
+# down before the query, statement_timeout, cancel, the coordinator's
+# backend terminated, a member killed in the middle of a query.  After
+# each case no fragment backend is running on any member and every buffer
+# pool is back to its idle state.
 use strict;
 use warnings;
 
@@ -26,38 +27,19 @@ $rx->safe_psql(0, q{
 # a query that keeps every member busy for a long time (about 10 s a member)
 my $slow = q{SELECT count(*) FROM big WHERE pg_sleep(0.0005) IS NOT NULL};
 
-my $fragments = q{SELECT count(*) FROM pg_stat_activity
-	WHERE application_name = 'rdma_exchange' AND state = 'active'
-	AND query LIKE '%execute_fragment%'};
-my $pool_busy = q{SELECT total_buffers - free_buffers - recv_posted_buffers
-	FROM rdma_exchange.buffer_pool_stats};
-
-# nothing left running, no buffer held, on every member still up
-sub check_clean
-{
-	my ($what, @skip) = @_;
-	my %skip = map { $_ => 1 } @skip;
-	for my $i (0 .. $n - 1)
-	{
-		next if $skip{$i};
-		ok($rx->poll_query_until($i, "SELECT ($fragments) = 0"),
-			"$what: no fragment left running on member $i");
-		ok($rx->poll_query_until($i, "SELECT ($pool_busy) = 0"),
-			"$what: buffer pool of member $i back to idle");
-	}
-}
+my $fragments = $rx->fragments_sql;
 
 # the answer is right to begin with
 is($rx->safe_psql(0, 'SELECT count(*), sum(k) FROM big'), '60000|29970000',
 	'distributed count is right');
-check_clean('after a query');
+$rx->check_clean('after a query');
 
 # statement_timeout stops every fragment
 my ($ret, $out, $err) = $rx->psql(0, "SET statement_timeout = '1s'; $slow");
 isnt($ret, 0, 'statement_timeout: query fails');
 like($err, qr/canceling statement due to statement timeout/,
 	'statement_timeout: the usual message');
-check_clean('statement_timeout');
+$rx->check_clean('statement_timeout');
 
 # a cancel on the coordinator cancels the fragments
 {
@@ -73,7 +55,7 @@ check_clean('statement_timeout');
 	$h->finish;
 	like($stderr, qr/canceling statement due to user request/,
 		'cancel: the query reports the cancel');
-	check_clean('cancel');
+	$rx->check_clean('cancel');
 }
 
 # the coordinator's own backend dies in the middle of a query (a client
@@ -96,14 +78,9 @@ check_clean('statement_timeout');
 	$h->finish;
 	like($stderr, qr/terminating connection due to administrator command/,
 		'terminate: the client sees its session end');
-	for my $i (0 .. $n - 1)
-	{
-		ok($rx->poll_query_until($i, "SELECT ($fragments) = 0"),
-			"terminate: no fragment left running on member $i");
-	}
+	$rx->check_clean('coordinator terminated');
 	cmp_ok(time - $t0, '<', 20,
 		'terminate: the fragments ended long before their query would have');
-	check_clean('coordinator terminated');
 }
 
 # a member killed in the middle of a query: the coordinator reports it
@@ -123,18 +100,18 @@ check_clean('statement_timeout');
 	my $elapsed = time - $t0;
 	like($stderr, qr/\Q$name\E/, 'kill: the error names the member that died');
 	cmp_ok($elapsed, '<', 30, 'kill: the coordinator gives up within seconds');
-	check_clean('kill', $victim);
+	$rx->check_clean('kill', $victim);
 
 	# a member down before the query: a clear error naming it
 	($ret, $out, $err) = $rx->psql(0, 'SELECT count(*) FROM big');
 	isnt($ret, 0, 'member down: query fails');
 	like($err, qr/\Q$name\E/, 'member down: the error names the member');
-	check_clean('member down', $victim);
+	$rx->check_clean('member down', $victim);
 
 	$rx->start_member($victim);
 	is($rx->safe_psql(0, 'SELECT count(*) FROM big'), '60000',
 		'member back: queries work again');
-	check_clean('member back');
+	$rx->check_clean('member back');
 }
 
 $rx->teardown;

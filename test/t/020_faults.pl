@@ -69,12 +69,6 @@ sub sum_counter
 	return $s;
 }
 
-my $fragments = q{SELECT count(*) FROM pg_stat_activity
-	WHERE application_name = 'rdma_exchange' AND state = 'active'
-	AND query LIKE '%execute_fragment%'};
-my $pool_busy = q{SELECT total_buffers - free_buffers - recv_posted_buffers
-	FROM rdma_exchange.buffer_pool_stats};
-
 sub set_faults
 {
 	my (%f) = @_;
@@ -112,13 +106,7 @@ sub run_case
 	my @after = map { counters($_) } 0 .. $n - 1;
 	cmp_ok(sum_counter(\@before, \@after, $counter), '>', 0,
 		"$case: $counter counted");
-	for my $i (0 .. $n - 1)
-	{
-		ok($rx->poll_query_until($i, "SELECT ($fragments) = 0"),
-			"$case: no fragment left running on member $i");
-		ok($rx->poll_query_until($i, "SELECT ($pool_busy) = 0"),
-			"$case: buffer pool of member $i back to idle");
-	}
+	$rx->check_clean($case);
 	return (\@before, \@after);
 }
 

@@ -45,23 +45,11 @@ my $query = 'SELECT count(*), sum(x.id) FROM %s x JOIN %s y ON x.k = y.id';
 my $answer = $rx->safe_psql(0, sprintf($query, 'b_local', 'b_local'));
 $query = sprintf($query, 'b', 'b');
 
-my $fragments = q{SELECT count(*) FROM pg_stat_activity
-	WHERE application_name = 'rdma_exchange' AND state = 'active'
-	AND query LIKE '%execute_fragment%'};
-my $pool_busy = q{SELECT total_buffers - free_buffers - recv_posted_buffers
-	FROM rdma_exchange.buffer_pool_stats};
-
 sub check_healthy
 {
 	my ($what) = @_;
 	is($rx->safe_psql(0, $query), $answer, "$what: distributed answer right");
-	for my $i (0 .. $n - 1)
-	{
-		ok($rx->poll_query_until($i, "SELECT ($fragments) = 0"),
-			"$what: no fragment left running on member $i");
-		ok($rx->poll_query_until($i, "SELECT ($pool_busy) = 0"),
-			"$what: buffer pool of member $i back to idle");
-	}
+	$rx->check_clean($what);
 }
 
 sub member_name { return '127.0.0.1:' . $rx->member($_[0])->port; }
@@ -77,13 +65,7 @@ isnt($ret, 0, 'other cluster_key: the query fails');
 like($err, qr/plan fragment signature does not match/,
 	'other cluster_key: the error says the fragment signature does not match');
 like($err, qr/\Q${\ member_name(2)}\E/, 'other cluster_key: the error names the member');
-for my $i (0 .. $n - 1)
-{
-	ok($rx->poll_query_until($i, "SELECT ($fragments) = 0"),
-		"other cluster_key: no fragment left running on member $i");
-	ok($rx->poll_query_until($i, "SELECT ($pool_busy) = 0"),
-		"other cluster_key: buffer pool of member $i back to idle");
-}
+$rx->check_clean('other cluster_key');
 $rx->safe_psql(2, 'ALTER SYSTEM RESET rdma_exchange.cluster_key');
 $rx->safe_psql(2, 'SELECT pg_reload_conf()');
 sleep 1;

@@ -85,17 +85,9 @@ for my $s (0 .. $#sessions)
 	is($wrong, 0, "session $s: every answer equals the single-server answer");
 }
 
-my $fragments = q{SELECT count(*) FROM pg_stat_activity
-	WHERE application_name = 'rdma_exchange' AND state = 'active'
-	AND query LIKE '%execute_fragment%'};
-my $pool_busy = q{SELECT total_buffers - free_buffers - recv_posted_buffers
-	FROM rdma_exchange.buffer_pool_stats};
+$rx->check_clean('after the sessions');
 for my $i (0 .. $n - 1)
 {
-	ok($rx->poll_query_until($i, "SELECT ($fragments) = 0"),
-		"no fragment left running on member $i");
-	ok($rx->poll_query_until($i, "SELECT ($pool_busy) = 0"),
-		"buffer pool of member $i back to idle");
 	is($rx->safe_psql($i,
 		"SELECT value FROM rdma_exchange.transport_stats() WHERE name = 'ports_open'"),
 		'0', "no transport port left open on member $i");
