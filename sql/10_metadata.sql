@@ -139,6 +139,14 @@ copyname3,3
 SELECT count(*), sum(k) FROM md.t;
 SELECT k, v, n FROM md.t WHERE k > 3298 ORDER BY k;
 SELECT count(*) FROM md.tk WHERE name LIKE 'copy%';
+-- COPY TO of a distributed table copies every member's rows (to a file
+-- in the data directory, read back with pg_read_file)
+DO $$ BEGIN EXECUTE format('COPY md.t TO %L', current_setting('data_directory') || '/rx_md_copy_out.txt'); END $$;
+SELECT count(*) AS lines, sum(split_part(line, E'\t', 1)::int) AS sum_k
+FROM regexp_split_to_table(rtrim(pg_read_file('rx_md_copy_out.txt'), E'\n'), E'\n') line;
+DO $$ BEGIN EXECUTE format('COPY md.tk (x) TO %L (FORMAT csv)', current_setting('data_directory') || '/rx_md_copy_out.txt'); END $$;
+SELECT count(*) AS lines, sum(line::int) AS sum_x
+FROM regexp_split_to_table(rtrim(pg_read_file('rx_md_copy_out.txt'), E'\n'), E'\n') line;
 SELECT * FROM rx_md_all(format('SELECT count(*) FILTER (WHERE NOT ' || :'owned' || ') FROM md.t', 'k'));
 SELECT * FROM rx_md_all(format('SELECT count(*) FILTER (WHERE NOT ' || :'owned' || ') FROM md.tk', 'name'));
 SELECT sum(result::int) AS total FROM rx_md_all('SELECT count(*) FROM md.t');

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * dml.c
- *	  Direct DML on distributed and reference tables: rows go to their
- *	  owners, and what cannot be done correctly is refused.
+ *	  Direct DML and COPY on distributed and reference tables: rows go to
+ *	  their owners, and what cannot be done correctly is refused.
  *
  * A row on the wrong member is a defect (DESIGN 3.5), so every write path
  * into a distributed or reference table either routes rows or fails:
@@ -30,6 +30,8 @@
  *	  member's part in one transaction.
  *	- TRUNCATE: forwarded to every member (as TRUNCATE ONLY: RESTART
  *	  IDENTITY and CASCADE apply to this member only).
+ *	- COPY TO: rewritten into COPY (SELECT ...) TO, a distributed query,
+ *	  since it would copy this member's part only.
  *
  * Reference tables (a full copy on every member)
  *	- INSERT and COPY FROM: stored here and streamed to every other member
@@ -66,11 +68,13 @@
 #include "access/htup_details.h"
 #include "access/xact.h"
 #include "catalog/index.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_index.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/plannodes.h"
+#include "nodes/makefuncs.h"
 #include "parser/parsetree.h"
 #include "tcop/utility.h"
 #include "utils/builtins.h"
@@ -757,6 +761,71 @@ rx_dml_executor_run(QueryDesc *queryDesc, ScanDirection direction,
 		queryDesc->estate->es_processed += forwarded;
 }
 
+/*
+ * COPY of a hash-distributed table TO a file or the client would copy this
+ * member's part only (pg_dump, \copy and exports use it): it becomes
+ * COPY (SELECT columns FROM ONLY table) TO ..., a distributed query, as
+ * PostgreSQL itself rewrites COPY of a table with row-level security.
+ * Returns the statement to run: pstmt, or a rewritten copy of it.
+ */
+static PlannedStmt *
+copy_to_as_query(PlannedStmt *pstmt)
+{
+	CopyStmt   *copy = (CopyStmt *) pstmt->utilityStmt;
+	RxTableDist dist;
+	Oid			relid;
+	SelectStmt *select;
+	RangeVar   *from;
+	List	   *targets = NIL;
+	ListCell   *lc;
+
+	if (!IsA(copy, CopyStmt) || copy->is_from || copy->relation == NULL ||
+		rx_in_member_session() || !rx_extension_loaded())
+		return pstmt;
+	relid = RangeVarGetRelid(copy->relation, NoLock, true);
+	if (!OidIsValid(relid))
+		return pstmt;
+	rx_table_distribution(relid, &dist);
+	if (dist.method != RX_DIST_HASH)
+		return pstmt;
+
+	if (copy->attlist == NIL)
+	{
+		ColumnRef  *cr = makeNode(ColumnRef);
+		ResTarget  *target = makeNode(ResTarget);
+
+		cr->fields = list_make1(makeNode(A_Star));
+		cr->location = -1;
+		target->val = (Node *) cr;
+		target->location = -1;
+		targets = list_make1(target);
+	}
+	foreach(lc, copy->attlist)
+	{
+		ColumnRef  *cr = makeNode(ColumnRef);
+		ResTarget  *target = makeNode(ResTarget);
+
+		cr->fields = list_make1(makeString(pstrdup(strVal(lfirst(lc)))));
+		cr->location = -1;
+		target->val = (Node *) cr;
+		target->location = -1;
+		targets = lappend(targets, target);
+	}
+	from = makeRangeVar(get_namespace_name(get_rel_namespace(relid)),
+						get_rel_name(relid), -1);
+	from->inh = false;
+	select = makeNode(SelectStmt);
+	select->targetList = targets;
+	select->fromClause = list_make1(from);
+
+	pstmt = copyObject(pstmt);
+	copy = (CopyStmt *) pstmt->utilityStmt;
+	copy->relation = NULL;
+	copy->attlist = NIL;
+	copy->query = (Node *) select;
+	return pstmt;
+}
+
 static void
 rx_dml_process_utility(PlannedStmt *pstmt, const char *queryString,
 					   bool readOnlyTree, ProcessUtilityContext context,
@@ -765,6 +834,16 @@ rx_dml_process_utility(PlannedStmt *pstmt, const char *queryString,
 {
 	volatile uint64 saved = forwarded_rows;
 	uint64		forwarded;
+
+	if (IsA(pstmt->utilityStmt, CopyStmt))
+	{
+		PlannedStmt *rewritten = copy_to_as_query(pstmt);
+
+		/* the rewritten statement is ours to modify */
+		if (rewritten != pstmt)
+			readOnlyTree = false;
+		pstmt = rewritten;
+	}
 
 	forwarded_rows = 0;
 	PG_TRY();
