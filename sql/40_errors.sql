@@ -83,6 +83,50 @@ SELECT count(*) FROM rdma_exchange.run_on_all_nodes('CREATE TABLE IF NOT EXISTS 
 SELECT rx_er_try($$SELECT rdma_exchange.create_reference_table('er.other_cols')$$);
 SELECT count(*) FROM rdma_exchange.dist_table WHERE relid::text LIKE 'er.%' AND relid::text NOT IN ('er.t', 'er.r');
 
+-- ===== constraints the members could not enforce alone =====
+-- unique constraints and indexes without the distribution column
+CREATE TABLE u1 (id int PRIMARY KEY, email text UNIQUE);
+SELECT rdma_exchange.create_distributed_table('u1', 'email');
+SELECT rdma_exchange.create_distributed_table('u1', 'id');
+CREATE TABLE u2 (id int, code text);
+CREATE UNIQUE INDEX u2_code ON u2 (code);
+SELECT rdma_exchange.create_distributed_table('u2', 'id');
+-- ... with it they are fine, and so are they on a reference table
+CREATE TABLE u3 (id int, code text, UNIQUE (code, id));
+SELECT rdma_exchange.create_distributed_table('u3', 'id');
+SELECT rdma_exchange.create_reference_table('u2');
+-- foreign keys: to a table that is not distributed
+CREATE TABLE parent_local (id int PRIMARY KEY);
+CREATE TABLE child1 (id int PRIMARY KEY, p int REFERENCES parent_local);
+SELECT rdma_exchange.create_distributed_table('child1', 'id');
+-- referenced by a table that is not distributed
+SELECT rdma_exchange.create_distributed_table('parent_local', 'id');
+DROP TABLE child1;
+-- to a reference table: created on every member and enforced there
+SELECT rdma_exchange.create_reference_table('parent_local');
+INSERT INTO parent_local SELECT generate_series(1, 10);
+CREATE TABLE child2 (id int PRIMARY KEY, p int REFERENCES parent_local);
+INSERT INTO child2 SELECT i, i FROM generate_series(1, 10) i;
+SELECT rdma_exchange.create_distributed_table('child2', 'id');
+SELECT count(*) AS members_with_the_key FROM rdma_exchange.run_on_all_nodes($$SELECT conname FROM pg_constraint WHERE conrelid = 'er.child2'::regclass AND contype = 'f'$$);
+-- rows for every member, one of them without its referenced row
+SELECT rx_er_try($$INSERT INTO er.child2 SELECT i, CASE WHEN i = 20 THEN 99 ELSE 1 END FROM generate_series(11, 30) i$$);
+SELECT count(*) FROM child2;
+-- to a distributed table, and to the table itself
+CREATE TABLE dparent (id int PRIMARY KEY);
+SELECT rdma_exchange.create_distributed_table('dparent', 'id');
+CREATE TABLE dchild (id int PRIMARY KEY, pid int REFERENCES dparent (id));
+SELECT rdma_exchange.create_distributed_table('dchild', 'id');
+CREATE TABLE selfref (id int PRIMARY KEY, up int REFERENCES selfref (id));
+SELECT rdma_exchange.create_distributed_table('selfref', 'id');
+-- (a reference table may reference itself: every member has every row)
+SELECT rdma_exchange.create_reference_table('selfref');
+-- dropping the reference table with CASCADE drops the key everywhere
+DROP TABLE parent_local CASCADE;
+SELECT sum(result::int) AS members_with_the_key FROM rdma_exchange.run_on_all_nodes($$SELECT count(*) FROM pg_constraint WHERE conrelid = 'er.child2'::regclass AND contype = 'f'$$);
+INSERT INTO child2 SELECT i, 99 FROM generate_series(11, 20) i;
+SELECT count(*) FROM child2;
+
 -- ===== member_index_of =====
 SELECT rdma_exchange.member_index_of(NULL);
 SELECT rdma_exchange.member_index_of('(1,2)'::point);

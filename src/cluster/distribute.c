@@ -181,23 +181,16 @@ build_create_sql(TableDef *td, Relation rel)
 		appendStringInfo(&sql, "ALTER SEQUENCE %s OWNED BY %s.%s;\n",
 						 rows[i][0], td->qualified, rows[i][1]);
 
-	/* constraints; foreign keys stay local (their targets may not exist) */
+	/* constraints; foreign keys passed check_constraints() */
 	q = psprintf("SELECT pg_catalog.quote_ident(conname), pg_catalog.pg_get_constraintdef(oid), contype"
 				 " FROM pg_catalog.pg_constraint WHERE conrelid = %u"
-				 " ORDER BY contype <> 'p', conname", td->relid);
+				 " ORDER BY contype = 'f', contype <> 'p', conname", td->relid);
 	rows = rx_spi_strings(q, &n);
 	for (int i = 0; i < n; i++)
 	{
-		if (strcmp(rows[i][2], "f") == 0)
-		{
-			ereport(NOTICE,
-					(errmsg("foreign key %s of table %s is not created on the other members",
-							rows[i][0], td->qualified),
-					 errdetail("Foreign keys are checked only against the rows of the member that stores the row.")));
-			continue;
-		}
 		if (strcmp(rows[i][2], "p") != 0 && strcmp(rows[i][2], "u") != 0 &&
-			strcmp(rows[i][2], "x") != 0 && strcmp(rows[i][2], "c") != 0)
+			strcmp(rows[i][2], "x") != 0 && strcmp(rows[i][2], "c") != 0 &&
+			strcmp(rows[i][2], "f") != 0)
 			continue;
 		appendStringInfo(&sql, "ALTER TABLE %s ADD CONSTRAINT %s %s;\n",
 						 td->qualified, rows[i][0], rows[i][1]);
@@ -521,6 +514,102 @@ check_column(Relation rel, const char *column)
 				 errhint("Choose a column of a hashable type.")));
 }
 
+/*
+ * Constraints the members could not enforce on their own are refused: a
+ * wrong answer to "is this value unique / does the referenced row exist"
+ * would let rows in that the constraint forbids.
+ *
+ *	- Unique, primary key and exclusion constraints and unique indexes of a
+ *	  distributed table must include the distribution column: rows that
+ *	  agree on it are on the same member, which then sees every row that
+ *	  could conflict.
+ *	- Foreign keys are created on every member (build_create_sql) when the
+ *	  referenced table is a reference table: every member holds every row
+ *	  a check needs, and the check (a query over that reference table
+ *	  alone) runs locally.  Others are refused, and so are foreign keys of
+ *	  other tables that reference this one (they would have to be checked
+ *	  against rows of every member); make the referenced table a reference
+ *	  table first.  (Between tables co-located on the key every member
+ *	  would hold the rows too, but PostgreSQL's check locks them with FOR
+ *	  KEY SHARE, which a distributed query cannot do.)
+ */
+static void
+check_constraints(Relation rel, RxDistMethod method, AttrNumber distcol)
+{
+	Oid			relid = RelationGetRelid(rel);
+	const char *relname = RelationGetRelationName(rel);
+	char	 ***rows;
+	int			n;
+
+	if (method == RX_DIST_HASH)
+	{
+		rows = rx_spi_strings(psprintf("SELECT pg_catalog.quote_ident(ic.relname)"
+									   " FROM pg_catalog.pg_index i"
+									   " JOIN pg_catalog.pg_class ic ON ic.oid OPERATOR(pg_catalog.=) i.indexrelid"
+									   " WHERE i.indrelid OPERATOR(pg_catalog.=) %u AND i.indisunique"
+									   " AND NOT (%d OPERATOR(pg_catalog.=) ANY (i.indkey::pg_catalog.int2[]))"
+									   " UNION ALL"
+									   " SELECT pg_catalog.quote_ident(conname) FROM pg_catalog.pg_constraint"
+									   " WHERE conrelid OPERATOR(pg_catalog.=) %u AND contype OPERATOR(pg_catalog.=) 'x'"
+									   " AND NOT (%d OPERATOR(pg_catalog.=) ANY (conkey))",
+									   relid, distcol, relid, distcol), &n);
+		if (n > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("constraint or unique index %s of table \"%s\" cannot be enforced on a distributed table",
+							rows[0][0], relname),
+					 errdetail("It does not include the distribution column \"%s\": each member would check it only among the rows it stores.",
+							   get_attname(relid, distcol, false)),
+					 errhint("Include the distribution column in it, or make the table a reference table.")));
+	}
+
+	/* foreign keys of this table */
+	rows = rx_spi_strings(psprintf("SELECT pg_catalog.quote_ident(c.conname),"
+								   " c.confrelid::pg_catalog.regclass::pg_catalog.text, c.confrelid"
+								   " FROM pg_catalog.pg_constraint c"
+								   " WHERE c.conrelid OPERATOR(pg_catalog.=) %u"
+								   " AND c.contype OPERATOR(pg_catalog.=) 'f'", relid), &n);
+	for (int i = 0; i < n; i++)
+	{
+		Oid			parent = (Oid) strtoul(rows[i][2], NULL, 10);
+		RxTableDist pd;
+
+		/* the table itself is what it is about to become */
+		if (parent == relid)
+			pd.method = method;
+		else
+			rx_table_distribution(parent, &pd);
+		if (pd.method == RX_DIST_REFERENCE)
+			continue;
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("foreign key %s of table \"%s\" cannot be enforced once the table is %s",
+						rows[i][0], relname,
+						method == RX_DIST_HASH ? "distributed" : "a reference table"),
+				 errdetail(parent == relid ? "It references the table itself, whose rows would be spread over the members." :
+						   pd.method == RX_DIST_NONE ?
+						   "The referenced table %s is not distributed: other members could not check their rows against it." :
+						   "The referenced table %s is distributed: the referenced row may be on another member.",
+						   rows[i][1]),
+				 errhint("Make the referenced table a reference table first, or drop the foreign key.")));
+	}
+
+	/* foreign keys of other tables that reference this one */
+	rows = rx_spi_strings(psprintf("SELECT pg_catalog.quote_ident(conname),"
+								   " conrelid::pg_catalog.regclass::pg_catalog.text"
+								   " FROM pg_catalog.pg_constraint"
+								   " WHERE confrelid OPERATOR(pg_catalog.=) %u"
+								   " AND conrelid OPERATOR(pg_catalog.<>) %u"
+								   " AND contype OPERATOR(pg_catalog.=) 'f'", relid, relid), &n);
+	if (n > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("table \"%s\" is referenced by foreign key %s of table %s",
+						relname, rows[0][0], rows[0][1]),
+				 errdetail("A table that is not distributed cannot check its rows against a table spread over the members."),
+				 errhint("Drop the foreign key, distribute this table first and then the referencing one, or make it a reference table first.")));
+}
+
 static void
 require_membership(RxMember **members, int *nmembers, int *self)
 {
@@ -570,6 +659,8 @@ distribute_table(Oid relid, RxDistMethod method, const char *column)
 	check_table(rel);
 	if (method == RX_DIST_HASH)
 		check_column(rel, column);
+	check_constraints(rel, method,
+					  method == RX_DIST_HASH ? get_attnum(relid, column) : InvalidAttrNumber);
 
 	/* no member list change on this member until we commit */
 	LockRelationOid(rx_node_catalog_relid(), ShareLock);
@@ -662,9 +753,12 @@ Datum
 rx_drop_cleanup(PG_FUNCTION_ARGS)
 {
 	char	 ***rows;
+	char	 ***constraints;
 	char	 ***schemas;
 	int			n;
+	int			nconstraints;
 	int			nschemas;
+	StringInfoData drop;
 	RxMember   *members;
 	int			nmembers;
 	int			self;
@@ -690,10 +784,30 @@ rx_drop_cleanup(PG_FUNCTION_ARGS)
 						  " WHERE o.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
 						  " AND o.objsubid OPERATOR(pg_catalog.=) 0"
 						  " AND d.relid::pg_catalog.oid OPERATOR(pg_catalog.=) o.objid"
-						  " RETURNING pg_catalog.format('DROP TABLE IF EXISTS %I.%I',"
-						  " o.schema_name, o.object_name), o.schema_name", &n);
-	if (n == 0 || rx_in_member_session())
+						  " RETURNING pg_catalog.format('%I.%I', o.schema_name, o.object_name),"
+						  " o.schema_name", &n);
+	if (rx_in_member_session())
 		PG_RETURN_VOID();
+
+	/*
+	 * Foreign keys dropped here (ALTER TABLE ... DROP CONSTRAINT, DROP ...
+	 * CASCADE) from distributed or reference tables that stay: they were
+	 * created on every member (check_constraints()).  Then one DROP for all
+	 * the tables, so that foreign keys among them do not stand in the way.
+	 */
+	constraints = rx_spi_strings("SELECT pg_catalog.format('ALTER TABLE IF EXISTS %I.%I DROP CONSTRAINT IF EXISTS %I',"
+								 " o.address_names[1], o.address_names[2], o.address_names[3])"
+								 " FROM pg_catalog.pg_event_trigger_dropped_objects() o"
+								 " JOIN rdma_exchange.dist_table d ON d.relid OPERATOR(pg_catalog.=)"
+								 "  pg_catalog.to_regclass(pg_catalog.format('%I.%I', o.address_names[1], o.address_names[2]))"
+								 " WHERE o.object_type OPERATOR(pg_catalog.=) 'table constraint'",
+								 &nconstraints);
+	if (n == 0 && nconstraints == 0)
+		PG_RETURN_VOID();
+	initStringInfo(&drop);
+	appendStringInfoString(&drop, "DROP TABLE IF EXISTS ");
+	for (int i = 0; i < n; i++)
+		appendStringInfo(&drop, "%s%s", i > 0 ? ", " : "", rows[i][0]);
 
 	/*
 	 * A schema dropped with distributed tables in it goes on the other
@@ -711,17 +825,20 @@ rx_drop_cleanup(PG_FUNCTION_ARGS)
 	self = rx_self_member_index();
 	for (int m = 0; m < nmembers; m++)
 	{
+		PGconn	   *conn;
+
 		if (m == self)
 			continue;
-		for (int i = 0; i < n; i++)
-			rx_exec_command(rx_xact_connection(&members[m]),
-							members[m].name, rows[i][0]);
+		conn = rx_xact_connection(&members[m]);
+		for (int c = 0; c < nconstraints; c++)
+			rx_exec_command(conn, members[m].name, constraints[c][0]);
+		if (n > 0)
+			rx_exec_command(conn, members[m].name, drop.data);
 		for (int j = 0; j < nschemas; j++)
 			for (int i = 0; i < n; i++)
 				if (strcmp(schemas[j][1], rows[i][1]) == 0)
 				{
-					rx_exec_command(rx_xact_connection(&members[m]),
-									members[m].name, schemas[j][0]);
+					rx_exec_command(conn, members[m].name, schemas[j][0]);
 					break;
 				}
 	}

@@ -68,8 +68,14 @@ touches_distributed_walker(Node *node, void *context)
 		{
 			RxTableDist dist;
 
+			/*
+			 * Only hash-distributed tables: every member holds all of a
+			 * reference table, so a query over reference tables alone (a
+			 * foreign key's check among them, with FOR KEY SHARE) runs
+			 * here as it is.
+			 */
 			rx_table_distribution(rte->relid, &dist);
-			return dist.method != RX_DIST_NONE;
+			return dist.method == RX_DIST_HASH;
 		}
 		return false;
 	}
