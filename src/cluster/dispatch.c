@@ -306,6 +306,19 @@ fragment_rtable(List *rtable, Bitmapset *rtis, List **relnames, List **rolenames
 	return result;
 }
 
+/* a parameter's value as a Const that travels in the fragment message */
+static Const *
+value_const(Oid type, Datum value, bool isnull)
+{
+	int16		typlen;
+	bool		typbyval;
+
+	get_typlenbyval(type, &typlen, &typbyval);
+	if (!isnull && typlen == -1)
+		value = PointerGetDatum(PG_DETOAST_DATUM_COPY(value));
+	return makeConst(type, -1, InvalidOid, typlen, value, isnull, typbyval);
+}
+
 /* values of the parameters the fragment uses: InitPlan results */
 static void
 fragment_params(RxReceiveState *r, Plan *fragment, EState *estate,
@@ -319,9 +332,6 @@ fragment_params(RxReceiveState *r, Plan *fragment, EState *estate,
 		ParamExecData *prm = &econtext->ecxt_param_exec_vals[paramid];
 		Oid			type = list_nth_oid(estate->es_plannedstmt->paramExecTypes,
 										paramid);
-		int16		typlen;
-		bool		typbyval;
-		Datum		value;
 
 		/*
 		 * Special executor params (Gather's rescan_param, for one) have no
@@ -331,14 +341,9 @@ fragment_params(RxReceiveState *r, Plan *fragment, EState *estate,
 			continue;
 		if (prm->execPlan != NULL)
 			ExecSetParamPlan(prm->execPlan, econtext);
-		get_typlenbyval(type, &typlen, &typbyval);
-		value = prm->value;
-		if (!prm->isnull && typlen == -1)
-			value = PointerGetDatum(PG_DETOAST_DATUM_COPY(value));
 		msg->param_ids = lappend_int(msg->param_ids, paramid);
 		msg->param_values = lappend(msg->param_values,
-									makeConst(type, -1, InvalidOid, typlen,
-											  value, prm->isnull, typbyval));
+									value_const(type, prm->value, prm->isnull));
 	}
 }
 
@@ -358,9 +363,6 @@ extern_params(EState *estate, RxFragmentMsg *msg)
 	{
 		ParamExternData workspace;
 		ParamExternData *prm;
-		int16		typlen;
-		bool		typbyval;
-		Datum		value;
 
 		if (params->paramFetch != NULL)
 			prm = params->paramFetch(params, i, false, &workspace);
@@ -373,13 +375,8 @@ extern_params(EState *estate, RxFragmentMsg *msg)
 										 makeNullConst(INT4OID, -1, InvalidOid));
 			continue;
 		}
-		get_typlenbyval(prm->ptype, &typlen, &typbyval);
-		value = prm->value;
-		if (!prm->isnull && typlen == -1)
-			value = PointerGetDatum(PG_DETOAST_DATUM_COPY(value));
 		msg->extern_values = lappend(msg->extern_values,
-									 makeConst(prm->ptype, -1, InvalidOid, typlen,
-											   value, prm->isnull, typbyval));
+									 value_const(prm->ptype, prm->value, prm->isnull));
 	}
 }
 
