@@ -195,7 +195,8 @@ SELECT count(*) FROM md.t;
 SELECT sum(result::int) AS total FROM rx_md_all('SELECT count(*) FROM md.t');
 
 -- ===== privileges =====
-CREATE ROLE rx_md_user LOGIN;
+-- (roles are per server: created on every member, as a user would)
+SELECT count(*) FROM rdma_exchange.run_on_all_nodes('CREATE ROLE rx_md_user LOGIN');
 GRANT USAGE ON SCHEMA md TO rx_md_user;
 CREATE TABLE md.own (a int);
 ALTER TABLE md.own OWNER TO rx_md_user;
@@ -213,6 +214,17 @@ SELECT rdma_exchange.execute_fragment('x');
 SELECT count(*) FROM rdma_exchange.node;
 SELECT count(*) FROM rdma_exchange.dist_table;
 RESET ROLE;
+-- a distributed query needs EXECUTE on execute_fragment on every member
+GRANT SELECT ON md.t TO rx_md_user;
+SET ROLE rx_md_user;
+SELECT count(*) FROM md.t;
+RESET ROLE;
+SELECT count(*) FROM rdma_exchange.run_on_all_nodes('GRANT USAGE ON SCHEMA md TO rx_md_user');
+SELECT count(*) FROM rdma_exchange.run_on_all_nodes('GRANT SELECT ON md.t TO rx_md_user');
+SELECT count(*) FROM rdma_exchange.run_on_all_nodes('GRANT EXECUTE ON FUNCTION rdma_exchange.execute_fragment(text) TO rx_md_user');
+SET ROLE rx_md_user;
+SELECT count(*) FROM md.t;
+RESET ROLE;
 -- nothing was distributed
 SELECT count(*) FROM rdma_exchange.dist_table WHERE relid = 'md.own'::regclass;
 
@@ -229,6 +241,7 @@ SELECT count(*) FROM rdma_exchange.run_on_all_nodes('CREATE TABLE IF NOT EXISTS 
 DROP SCHEMA md2 CASCADE;
 SELECT * FROM rx_md_all($$SELECT string_agg(relname, ',') FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE nspname = 'md2'$$);
 SELECT count(*) FROM rdma_exchange.run_on_all_nodes('DROP SCHEMA IF EXISTS md2 CASCADE');
-DROP ROLE rx_md_user;
+SELECT count(*) FROM rdma_exchange.run_on_all_nodes('REVOKE EXECUTE ON FUNCTION rdma_exchange.execute_fragment(text) FROM rx_md_user');
+SELECT count(*) FROM rdma_exchange.run_on_all_nodes('DROP ROLE rx_md_user');
 DROP FUNCTION public.rx_md_all(text);
 DROP FUNCTION public.rx_md_try(text);

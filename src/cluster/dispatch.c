@@ -25,6 +25,8 @@
 #include "nodes/makefuncs.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
+#include "parser/parse_func.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/guc.h"
@@ -441,6 +443,30 @@ build_message(RxDispatch *d, RxReceiveState *r, uint64 query_id, uint64 token,
  * ---------------------------------------------------------------------
  */
 
+/*
+ * Fragments run as the current user through rdma_exchange.execute_fragment,
+ * which is not for PUBLIC: say so here, with what to grant, rather than
+ * with each member's bare "permission denied for function".
+ */
+static void
+check_fragment_privilege(void)
+{
+	List	   *name = list_make2(makeString(RX_SCHEMA_NAME),
+								  makeString("execute_fragment"));
+	Oid			argtype = TEXTOID;
+	Oid			fn = LookupFuncName(name, 1, &argtype, true);
+
+	if (OidIsValid(fn) &&
+		pg_proc_aclcheck(fn, GetUserId(), ACL_EXECUTE) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to run distributed queries"),
+				 errdetail("Role \"%s\" may not execute %s.execute_fragment(text), which runs the plan fragments on every member.",
+						   GetUserNameFromId(GetUserId(), false), RX_SCHEMA_NAME),
+				 errhint("GRANT EXECUTE ON FUNCTION %s.execute_fragment(text) TO %s on every member (rdma_exchange.run_on_all_nodes() does it in one call).",
+						 RX_SCHEMA_NAME, quote_identifier(GetUserNameFromId(GetUserId(), false)))));
+}
+
 RxDispatch *
 rx_dispatch_start(RxReceiveState *r)
 {
@@ -459,6 +485,7 @@ rx_dispatch_start(RxReceiveState *r)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("this server is not a member of an rdma_exchange cluster"),
 				 errhint("Add every member, this one included, with rdma_exchange.add_node().")));
+	check_fragment_privilege();
 	if (rx_xact_changed_before(r->css.ss.ps.state->es_snapshot->curcid))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
