@@ -790,10 +790,11 @@ rx_drop_cleanup(PG_FUNCTION_ARGS)
 		PG_RETURN_VOID();
 
 	/*
-	 * Foreign keys dropped here (ALTER TABLE ... DROP CONSTRAINT, DROP ...
-	 * CASCADE) from distributed or reference tables that stay: they were
-	 * created on every member (check_constraints()).  Then one DROP for all
-	 * the tables, so that foreign keys among them do not stand in the way.
+	 * Constraints dropped here (ALTER TABLE ... DROP CONSTRAINT, a foreign
+	 * key going with DROP ... CASCADE) from distributed or reference tables
+	 * that stay: they were created on every member too (build_create_sql).
+	 * Then one DROP for all the tables, so that foreign keys among them do
+	 * not stand in the way.
 	 */
 	constraints = rx_spi_strings("SELECT pg_catalog.format('ALTER TABLE IF EXISTS %I.%I DROP CONSTRAINT IF EXISTS %I',"
 								 " o.address_names[1], o.address_names[2], o.address_names[3])"
