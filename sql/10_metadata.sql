@@ -161,15 +161,37 @@ INSERT INTO md.t VALUES (17, 'duplicate');
 SELECT count(*) FROM md.t WHERE k = 17;
 
 -- ===== UPDATE and DELETE =====
-UPDATE md.t SET v = 'changed' WHERE k = 1;
-DELETE FROM md.t WHERE k = 1;
-UPDATE md.t SET k = 0 WHERE k = 1;
+-- run on every member's part; the command tag counts every row
+UPDATE md.t SET v = 'changed ' || k WHERE k <= 10;
+SELECT :ROW_COUNT AS updated;
+SELECT k, v FROM md.t WHERE k <= 11 ORDER BY k;
+DELETE FROM md.t WHERE k <= 3;
+SELECT :ROW_COUNT AS deleted;
+-- joined with a reference table
+UPDATE md.t SET n = r.id * 100 FROM md.r WHERE r.id = md.t.k AND md.t.k BETWEEN 4 AND 6;
+SELECT :ROW_COUNT AS updated;
+-- bound parameters of a generic plan
+SET plan_cache_mode = force_generic_plan;
+PREPARE upd(int, text) AS UPDATE md.t SET v = $2 WHERE k = $1 OR k = $1 + 100;
+EXECUTE upd(7, 'prepared');
+SELECT :ROW_COUNT AS updated;
+DEALLOCATE upd;
+RESET plan_cache_mode;
+SELECT k, v, n FROM md.t WHERE k <= 11 OR k = 107 ORDER BY k;
+-- rolled back on every member
+BEGIN;
+DELETE FROM md.t;
+ROLLBACK;
+SELECT count(*) FROM md.t;
+-- refused where a member could not do its part alone
+UPDATE md.t SET k = 0 WHERE k = 4;
+DELETE FROM md.t WHERE k = (SELECT max(k) FROM md.t);
+UPDATE md.t SET v = 'x' WHERE k = 4 RETURNING k;
 INSERT INTO md.t VALUES (9999, 'x') RETURNING k;
 INSERT INTO md.t VALUES (1, 'x') ON CONFLICT DO NOTHING;
--- run_on_all_nodes() runs them on every member's part
+-- run_on_all_nodes() runs any statement on every member's part
 SELECT sum(substring(result from '[0-9]+$')::int) AS updated
-FROM rx_md_all($$UPDATE md.t SET v = 'changed' WHERE k <= 10$$);
-SELECT k, v FROM md.t WHERE k <= 11 ORDER BY k;
+FROM rx_md_all($$UPDATE md.t SET v = 'again' WHERE k <= 10$$);
 SELECT sum(substring(result from '[0-9]+$')::int) AS deleted
 FROM rx_md_all($$DELETE FROM md.t WHERE k <= 10$$);
 SELECT count(*), min(k) FROM md.t;

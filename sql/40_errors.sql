@@ -83,6 +83,8 @@ SELECT count(*) FROM rdma_exchange.run_on_all_nodes('CREATE TABLE IF NOT EXISTS 
 SELECT rx_er_try($$SELECT rdma_exchange.create_reference_table('er.other_cols')$$);
 SELECT count(*) FROM rdma_exchange.dist_table WHERE relid::text LIKE 'er.%' AND relid::text NOT IN ('er.t', 'er.r');
 
+CREATE FUNCTION er_one() RETURNS int LANGUAGE sql AS 'SELECT 1';
+
 -- ===== constraints the members could not enforce alone =====
 -- unique constraints and indexes without the distribution column
 CREATE TABLE u1 (id int PRIMARY KEY, email text UNIQUE);
@@ -132,8 +134,23 @@ SELECT rdma_exchange.member_index_of(NULL);
 SELECT rdma_exchange.member_index_of('(1,2)'::point);
 
 -- ===== writing =====
-UPDATE t SET v = 'changed' WHERE k = 1;
-DELETE FROM t WHERE k = 1;
+-- UPDATE and DELETE that a member could not run on its own part
+UPDATE t SET v = 'changed' WHERE k = (SELECT max(k) FROM t);
+DELETE FROM t WHERE k IN (SELECT id FROM u3);
+CREATE TABLE plain (id int);
+DELETE FROM t WHERE k IN (SELECT id FROM plain);
+DELETE FROM t WHERE k = 1 RETURNING k;
+UPDATE t SET v = 'changed' WHERE k = 1 AND now() IS NOT NULL AND er_one() = 1;
+BEGIN;
+DECLARE cur CURSOR FOR SELECT k FROM t WHERE k = 1;
+FETCH cur;
+UPDATE t SET v = 'changed' WHERE CURRENT OF cur;
+ROLLBACK;
+CREATE TABLE trg (id int PRIMARY KEY, v int);
+SELECT rdma_exchange.create_distributed_table('trg', 'id');
+CREATE FUNCTION trg_touch() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.v := NEW.v + 1; RETURN NEW; END $$;
+CREATE TRIGGER trg_touch BEFORE UPDATE ON trg FOR EACH ROW EXECUTE FUNCTION trg_touch();
+UPDATE trg SET v = 1;
 UPDATE t SET k = k + 1;
 MERGE INTO t USING (SELECT 1 AS k) s ON t.k = s.k WHEN MATCHED THEN DELETE;
 INSERT INTO t (k, v) VALUES (1000, 'x') RETURNING k;

@@ -24,10 +24,11 @@
  *	  member would be an error instead of the requested action).
  *	- UPDATE of the distribution column: refused everywhere (the row would
  *	  have to move); delete and insert the row instead.
- *	- UPDATE, DELETE and MERGE of a distributed table: refused, because
- *	  PostgreSQL would only see and change this member's part.  Use
- *	  rdma_exchange.run_on_all_nodes(), which runs the statement on every
- *	  member's part in one transaction.
+ *	- UPDATE and DELETE of a distributed table: run on every member's part
+ *	  when each member can do its part alone (dml_forward.c); otherwise
+ *	  refused, like MERGE, because PostgreSQL would only see and change
+ *	  this member's part.  rdma_exchange.run_on_all_nodes() runs any
+ *	  statement on every member's part in one transaction.
  *	- TRUNCATE: forwarded to every member (as TRUNCATE ONLY: RESTART
  *	  IDENTITY and CASCADE apply to this member only).
  *	- COPY TO: rewritten into COPY (SELECT ...) TO, a distributed query,
@@ -601,6 +602,7 @@ refuse(const char *what, Oid relid, const char *detail, const char *hint)
 }
 
 #define LOCAL_PART_ONLY "Each member stores only its own rows of the table, and this statement would see or change this member's rows only."
+#define NOT_FORWARDED "Each member stores only its own rows of the table.  A statement is run on every member's part only when it reads no other distributed table (nor the target again, in a subquery) and no local table, has no RETURNING or WITH, calls only built-in functions, and the table has no row-level security or user triggers."
 
 static void
 check_modify_table(Plan *plan, PlannedStmt *ps)
@@ -643,13 +645,13 @@ check_modify_table(Plan *plan, PlannedStmt *ps)
 										get_rel_name(relid)),
 								 errdetail("The new value could belong to another member."),
 								 errhint("Delete the row and insert it with the new value instead.")));
-					if (!member_session)
-						refuse("UPDATE", relid, LOCAL_PART_ONLY,
+					if (!member_session && rx_dml_forward_of(ps) == NULL)
+						refuse("UPDATE", relid, NOT_FORWARDED,
 							   "Run the UPDATE on every member's part with rdma_exchange.run_on_all_nodes().");
 					break;
 				case CMD_DELETE:
-					if (!member_session)
-						refuse("DELETE", relid, LOCAL_PART_ONLY,
+					if (!member_session && rx_dml_forward_of(ps) == NULL)
+						refuse("DELETE", relid, NOT_FORWARDED,
 							   "Run the DELETE on every member's part with rdma_exchange.run_on_all_nodes(), or TRUNCATE the table.");
 					break;
 				case CMD_MERGE:
@@ -759,6 +761,16 @@ rx_dml_executor_run(QueryDesc *queryDesc, ScanDirection direction,
 	PG_END_TRY();
 	if (queryDesc->operation == CMD_INSERT)
 		queryDesc->estate->es_processed += forwarded;
+	else if ((queryDesc->operation == CMD_UPDATE || queryDesc->operation == CMD_DELETE) &&
+			 !rx_in_member_session() && rx_extension_loaded())
+	{
+		const char *sql = rx_dml_forward_of(queryDesc->plannedstmt);
+
+		/* the local part has run: now every other member's */
+		if (sql != NULL)
+			queryDesc->estate->es_processed +=
+				rx_dml_forward_run(sql, queryDesc->params);
+	}
 }
 
 /*

@@ -45,6 +45,7 @@
 
 #include "rdma_exchange.h"
 #include "cluster/dispatch.h"
+#include "cluster/dml.h"
 #include "cluster/metadata.h"
 #include "exec/exchange.h"
 #include "planner/planner.h"
@@ -561,10 +562,22 @@ rx_distribute(PlannedStmt *stmt, int nmembers)
 	ctx.nmembers = nmembers;
 	foreach(lc, stmt->resultRelations)
 		ctx.result_rtis = bms_add_member(ctx.result_rtis, lfirst_int(lc));
-	if (stmt->rowMarks != NIL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("SELECT FOR UPDATE/SHARE is not supported on distributed tables")));
+	/*
+	 * Row locks (FOR UPDATE/SHARE) on a distributed table would lock this
+	 * member's rows only.  Other row marks (the tables an UPDATE ... FROM
+	 * reads) lock nothing.
+	 */
+	foreach(lc, stmt->rowMarks)
+	{
+		PlanRowMark *rc = lfirst_node(PlanRowMark, lc);
+		RxTableDist dist;
+
+		rx_table_distribution(rt_fetch(rc->rti, stmt->rtable)->relid, &dist);
+		if (RowMarkRequiresRowShareLock(rc->markType) && dist.method == RX_DIST_HASH)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("SELECT FOR UPDATE/SHARE is not supported on distributed tables")));
+	}
 
 	max_node_id_walker(stmt->planTree, &max_id);
 	foreach(lc, stmt->subplans)
@@ -612,6 +625,7 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 	int			nmembers;
 	int			save_nestlevel;
 	int			save_planning = planning_nmembers;
+	char	   *forward_sql;
 
 	if (!rx_enable || rx_in_fragment() || !IsTransactionState() ||
 		!rx_extension_loaded() ||
@@ -629,6 +643,9 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 				 errmsg("this server is not a member of an rdma_exchange cluster"),
 				 errdetail("The query reads distributed or reference tables."),
 				 errhint("Add every member, this one included, with rdma_exchange.add_node().")));
+
+	/* deparsed before planning: the planner scribbles on the query */
+	forward_sql = rx_dml_forward_sql(parse);
 
 	save_nestlevel = NewGUCNestLevel();
 	PG_TRY();
@@ -648,6 +665,8 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 	PG_END_TRY();
 
 	rx_distribute(stmt, nmembers);
+	if (forward_sql != NULL)
+		rx_dml_forward_attach(stmt, forward_sql);
 
 	/*
 	 * standard_planner put a Material on top of a SCROLL cursor's plan only

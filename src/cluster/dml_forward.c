@@ -1,0 +1,277 @@
+/*-------------------------------------------------------------------------
+ *
+ * dml_forward.c
+ *	  UPDATE and DELETE of a distributed table, run on every member's part.
+ *
+ * Each member stores only its own rows, so an UPDATE or DELETE must run on
+ * every member.  When every member can run the statement on its own part
+ * and get the part of the answer that belongs to it, the statement is sent
+ * to the others as SQL and runs here as usual:
+ *
+ *	- the target is the only hash-distributed table anywhere in the
+ *	  statement, and every other table in it is a reference table (a
+ *	  subquery over the target, or over another distributed table, would
+ *	  see one member's rows only; a local table does not exist elsewhere);
+ *	- no RETURNING (the other members' rows could not be returned), no WITH;
+ *	- only built-in functions and operators (user-defined ones could differ
+ *	  between members), no row-level security (policies stay on this
+ *	  member) and no user triggers on the target (they are not copied to
+ *	  the other members).
+ *
+ * Anything else is refused as before (dml.c), with the hint to use
+ * rdma_exchange.run_on_all_nodes().  Volatile functions (random(), now())
+ * are evaluated by each member for its rows, as PostgreSQL evaluates them
+ * per row or per statement anyway.
+ *
+ * The planner hook deparses the query (with every name qualified) before
+ * planning and the SQL rides with the plan in the ModifyTable's
+ * fdwPrivLists entry of the target, which PostgreSQL reads only for
+ * foreign tables: it survives plan caching and is there when the executor
+ * runs.  After the local part has run, the statement goes to every other
+ * member over its connection in the current transaction (remote_xact.c:
+ * the members commit or roll back with this transaction), with the bound
+ * parameters ($1, ...) in text form, and their row counts are added to the
+ * command tag's.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "catalog/pg_trigger.h"
+#include "commands/trigger.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/params.h"
+#include "parser/parsetree.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+
+#include "cluster/dml.h"
+#include "cluster/metadata.h"
+#include "cluster/remote.h"
+#include "cluster/remote_xact.h"
+
+/* first element of the fdwPrivLists entry that carries the SQL */
+#define FORWARD_MARKER "rdma_exchange: forward to every member"
+
+typedef struct ForwardCheck
+{
+	int			hash_tables;	/* hash-distributed range table entries */
+	bool		refused;
+} ForwardCheck;
+
+static bool
+forward_check_walker(Node *node, ForwardCheck *fc)
+{
+	if (node == NULL || fc->refused)
+		return false;
+	if (IsA(node, RangeTblEntry))
+	{
+		RangeTblEntry *rte = (RangeTblEntry *) node;
+
+		if (rte->rtekind == RTE_RELATION)
+		{
+			RxTableDist dist;
+
+			rx_table_distribution(rte->relid, &dist);
+			if (dist.method == RX_DIST_HASH)
+				fc->hash_tables++;
+			else if (dist.method != RX_DIST_REFERENCE)
+				fc->refused = true;
+			if (rte->securityQuals != NIL)
+				fc->refused = true;
+		}
+		return false;
+	}
+	if (IsA(node, Query))
+	{
+		Query	   *q = (Query *) node;
+
+		if (q->cteList != NIL)
+			fc->refused = true;
+		return query_tree_walker(q, forward_check_walker, fc,
+								 QTW_EXAMINE_RTES_BEFORE);
+	}
+	switch (nodeTag(node))
+	{
+		case T_FuncExpr:
+			if (((FuncExpr *) node)->funcid >= FirstNormalObjectId)
+				fc->refused = true;
+			break;
+		case T_OpExpr:
+		case T_DistinctExpr:
+		case T_NullIfExpr:
+			if (((OpExpr *) node)->opno >= FirstNormalObjectId)
+				fc->refused = true;
+			break;
+		case T_ScalarArrayOpExpr:
+			if (((ScalarArrayOpExpr *) node)->opno >= FirstNormalObjectId)
+				fc->refused = true;
+			break;
+		case T_Aggref:
+			if (((Aggref *) node)->aggfnoid >= FirstNormalObjectId)
+				fc->refused = true;
+			break;
+		case T_WindowFunc:
+			if (((WindowFunc *) node)->winfnoid >= FirstNormalObjectId)
+				fc->refused = true;
+			break;
+		case T_CurrentOfExpr:
+			/* the cursor exists on this member only */
+			fc->refused = true;
+			break;
+		default:
+			break;
+	}
+	return expression_tree_walker(node, forward_check_walker, fc);
+}
+
+/* user triggers on the table (not the ones rdma_exchange installs) */
+static bool
+has_user_triggers(Oid relid)
+{
+	Relation	rel = RelationIdGetRelation(relid);
+	bool		found = false;
+
+	if (!RelationIsValid(rel))
+		return true;
+	if (rel->rd_rel->relrowsecurity)
+		found = true;
+	for (int i = 0; !found && rel->trigdesc && i < rel->trigdesc->numtriggers; i++)
+	{
+		Trigger    *t = &rel->trigdesc->triggers[i];
+
+		if (!t->tgisinternal && strncmp(t->tgname, "zzz_rdma_exchange", 17) != 0)
+			found = true;
+	}
+	RelationClose(rel);
+	return found;
+}
+
+char *
+rx_dml_forward_sql(Query *parse)
+{
+	RangeTblEntry *target;
+	RxTableDist dist;
+	ForwardCheck fc = {0, false};
+	int			nest;
+	char	   *sql;
+
+	if ((parse->commandType != CMD_UPDATE && parse->commandType != CMD_DELETE) ||
+		parse->resultRelation == 0 || parse->returningList != NIL ||
+		parse->hasModifyingCTE || rx_in_member_session())
+		return NULL;
+	target = rt_fetch(parse->resultRelation, parse->rtable);
+	rx_table_distribution(target->relid, &dist);
+	if (dist.method != RX_DIST_HASH)
+		return NULL;
+
+	(void) forward_check_walker((Node *) parse, &fc);
+	if (fc.refused || fc.hash_tables != 1 || has_user_triggers(target->relid))
+		return NULL;
+
+	/* every name qualified, whatever the members' search_path */
+	nest = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog", PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	sql = pg_get_querydef(copyObject(parse), false);
+	AtEOXact_GUC(true, nest);
+	return sql;
+}
+
+void
+rx_dml_forward_attach(PlannedStmt *stmt, const char *sql)
+{
+	ModifyTable *mt = (ModifyTable *) stmt->planTree;
+
+	if (mt == NULL || !IsA(mt, ModifyTable) ||
+		list_length(mt->resultRelations) != 1 ||
+		list_length(mt->fdwPrivLists) != 1 || linitial(mt->fdwPrivLists) != NIL)
+		return;
+	linitial(mt->fdwPrivLists) = list_make2(makeString(FORWARD_MARKER),
+											makeString(pstrdup(sql)));
+}
+
+const char *
+rx_dml_forward_of(PlannedStmt *stmt)
+{
+	ModifyTable *mt = (ModifyTable *) stmt->planTree;
+	List	   *priv;
+
+	if (mt == NULL || !IsA(mt, ModifyTable) || list_length(mt->fdwPrivLists) != 1)
+		return NULL;
+	priv = (List *) linitial(mt->fdwPrivLists);
+	if (list_length(priv) != 2 || !IsA(linitial(priv), String) ||
+		strcmp(strVal(linitial(priv)), FORWARD_MARKER) != 0)
+		return NULL;
+	return strVal(lsecond(priv));
+}
+
+uint64
+rx_dml_forward_run(const char *sql, ParamListInfo params)
+{
+	RxMember   *members;
+	int			nmembers = rx_get_members(&members);
+	int			self = rx_self_member_index();
+	int			nparams = params ? params->numParams : 0;
+	const char **values = palloc0(sizeof(char *) * (nparams + 1));
+	Oid		   *types = palloc0(sizeof(Oid) * (nparams + 1));
+	uint64		total = 0;
+
+	/*
+	 * The bound parameters as text, with their types where those are the
+	 * same everywhere (built in); the members infer the others.
+	 */
+	for (int i = 0; i < nparams; i++)
+	{
+		ParamExternData workspace;
+		ParamExternData *prm;
+
+		if (params->paramFetch != NULL)
+			prm = params->paramFetch(params, i + 1, false, &workspace);
+		else
+			prm = &params->params[i];
+		if (OidIsValid(prm->ptype) && prm->ptype < FirstNormalObjectId)
+			types[i] = prm->ptype;
+		if (!prm->isnull && OidIsValid(prm->ptype))
+		{
+			Oid			out;
+			bool		isvarlena;
+
+			getTypeOutputInfo(prm->ptype, &out, &isvarlena);
+			values[i] = OidOutputFunctionCall(out, prm->value);
+		}
+	}
+
+	for (int m = 0; m < nmembers; m++)
+	{
+		PGconn	   *conn;
+		PGresult   *res;
+
+		if (m == self)
+			continue;
+		conn = rx_xact_connection(&members[m]);
+		if (!PQsendQueryParams(conn, sql, nparams, types, values, NULL, NULL, 0))
+			rx_report_remote_error(ERROR, conn, NULL, members[m].name,
+								   "could not send the statement");
+		while ((res = rx_get_result(conn, members[m].name)) != NULL)
+		{
+			PG_TRY();
+			{
+				if (PQresultStatus(res) != PGRES_COMMAND_OK)
+					rx_report_remote_error(ERROR, conn, res, members[m].name,
+										   "running the statement on its part");
+				total += strtoull(PQcmdTuples(res), NULL, 10);
+			}
+			PG_FINALLY();
+			{
+				PQclear(res);
+			}
+			PG_END_TRY();
+		}
+	}
+	return total;
+}
