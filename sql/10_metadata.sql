@@ -177,6 +177,17 @@ EXECUTE upd(7, 'prepared');
 SELECT :ROW_COUNT AS updated;
 DEALLOCATE upd;
 RESET plan_cache_mode;
+-- PL/pgSQL variables are bound parameters too, numbered with the unused ones
+CREATE FUNCTION md.bump(lim int) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+  unused text;
+  cnt bigint;
+BEGIN
+  UPDATE md.t SET n = n + 1 WHERE k <= lim;
+  GET DIAGNOSTICS cnt = ROW_COUNT;
+  RETURN cnt;
+END $$;
+SELECT md.bump(5) AS bumped;
 SELECT k, v, n FROM md.t WHERE k <= 11 OR k = 107 ORDER BY k;
 -- rolled back on every member
 BEGIN;

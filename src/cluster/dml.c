@@ -645,12 +645,12 @@ check_modify_table(Plan *plan, PlannedStmt *ps)
 										get_rel_name(relid)),
 								 errdetail("The new value could belong to another member."),
 								 errhint("Delete the row and insert it with the new value instead.")));
-					if (!member_session && rx_dml_forward_of(ps) == NULL)
+					if (!member_session && rx_dml_forward_of(ps) == NIL)
 						refuse("UPDATE", relid, NOT_FORWARDED,
 							   "Run the UPDATE on every member's part with rdma_exchange.run_on_all_nodes().");
 					break;
 				case CMD_DELETE:
-					if (!member_session && rx_dml_forward_of(ps) == NULL)
+					if (!member_session && rx_dml_forward_of(ps) == NIL)
 						refuse("DELETE", relid, NOT_FORWARDED,
 							   "Run the DELETE on every member's part with rdma_exchange.run_on_all_nodes(), or TRUNCATE the table.");
 					break;
@@ -764,12 +764,12 @@ rx_dml_executor_run(QueryDesc *queryDesc, ScanDirection direction,
 	else if ((queryDesc->operation == CMD_UPDATE || queryDesc->operation == CMD_DELETE) &&
 			 !rx_in_member_session() && rx_extension_loaded())
 	{
-		const char *sql = rx_dml_forward_of(queryDesc->plannedstmt);
+		List	   *forward = rx_dml_forward_of(queryDesc->plannedstmt);
 
 		/* the local part has run: now every other member's */
-		if (sql != NULL)
+		if (forward != NIL)
 			queryDesc->estate->es_processed +=
-				rx_dml_forward_run(sql, queryDesc->params);
+				rx_dml_forward_run(forward, queryDesc->params);
 	}
 }
 

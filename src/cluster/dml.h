@@ -17,10 +17,11 @@
 
 /*
  * UPDATE and DELETE forwarded to every member as SQL (dml_forward.c).
- * rx_dml_forward_sql: from the planner hook, the statement as SQL when
- * every member can run it on its own part, else NULL;
- * rx_dml_forward_attach: that SQL onto the finished plan;
- * rx_dml_forward_of: the SQL a plan carries, or NULL;
+ * rx_dml_forward_sql: from the planner hook, the statement as SQL (and the
+ * bound parameters it uses) when every member can run it on its own part,
+ * else NIL;
+ * rx_dml_forward_attach: that onto the finished plan;
+ * rx_dml_forward_of: what a plan carries, or NIL;
  * rx_dml_forward_run: runs it on every other member in this transaction,
  * returns the rows they changed.
  */
@@ -28,10 +29,10 @@
 #include "nodes/parsenodes.h"
 #include "nodes/plannodes.h"
 
-extern char *rx_dml_forward_sql(Query *parse);
-extern void rx_dml_forward_attach(PlannedStmt *stmt, const char *sql);
-extern const char *rx_dml_forward_of(PlannedStmt *stmt);
-extern uint64 rx_dml_forward_run(const char *sql, ParamListInfo params);
+extern List *rx_dml_forward_sql(Query *parse);
+extern void rx_dml_forward_attach(PlannedStmt *stmt, List *forward);
+extern List *rx_dml_forward_of(PlannedStmt *stmt);
+extern uint64 rx_dml_forward_run(List *forward, ParamListInfo params);
 
 /* called from rx_metadata_init(): ExecutorStart hook, callbacks */
 extern void rx_dml_init(void);

@@ -24,7 +24,8 @@
  * per row or per statement anyway.
  *
  * The planner hook deparses the query (with every name qualified) before
- * planning and the SQL rides with the plan in the ModifyTable's
+ * planning and the SQL, with the ids of the bound parameters it uses,
+ * rides with the plan in the ModifyTable's
  * fdwPrivLists entry of the target, which PostgreSQL reads only for
  * foreign tables: it survives plan caching and is there when the executor
  * runs.  After the local part has run, the statement goes to every other
@@ -38,6 +39,7 @@
 #include "postgres.h"
 
 #include "access/transam.h"
+#include "catalog/pg_type.h"
 #include "catalog/pg_trigger.h"
 #include "commands/trigger.h"
 #include "nodes/nodeFuncs.h"
@@ -61,6 +63,7 @@ typedef struct ForwardCheck
 {
 	int			hash_tables;	/* hash-distributed range table entries */
 	bool		refused;
+	Bitmapset  *params;			/* ids of the bound parameters used */
 } ForwardCheck;
 
 static bool
@@ -123,6 +126,11 @@ forward_check_walker(Node *node, ForwardCheck *fc)
 			/* the cursor exists on this member only */
 			fc->refused = true;
 			break;
+		case T_Param:
+			/* the others (a sublink's, PARAM_SUBLINK) belong to the query */
+			if (((Param *) node)->paramkind == PARAM_EXTERN)
+				fc->params = bms_add_member(fc->params, ((Param *) node)->paramid);
+			break;
 		default:
 			break;
 	}
@@ -151,27 +159,29 @@ has_user_triggers(Oid relid)
 	return found;
 }
 
-char *
+List *
 rx_dml_forward_sql(Query *parse)
 {
 	RangeTblEntry *target;
 	RxTableDist dist;
-	ForwardCheck fc = {0, false};
+	ForwardCheck fc = {0, false, NULL};
 	int			nest;
 	char	   *sql;
+	List	   *params = NIL;
+	int			id = -1;
 
 	if ((parse->commandType != CMD_UPDATE && parse->commandType != CMD_DELETE) ||
 		parse->resultRelation == 0 || parse->returningList != NIL ||
 		parse->hasModifyingCTE || rx_in_member_session())
-		return NULL;
+		return NIL;
 	target = rt_fetch(parse->resultRelation, parse->rtable);
 	rx_table_distribution(target->relid, &dist);
 	if (dist.method != RX_DIST_HASH)
-		return NULL;
+		return NIL;
 
 	(void) forward_check_walker((Node *) parse, &fc);
 	if (fc.refused || fc.hash_tables != 1 || has_user_triggers(target->relid))
-		return NULL;
+		return NIL;
 
 	/* every name qualified, whatever the members' search_path */
 	nest = NewGUCNestLevel();
@@ -179,11 +189,14 @@ rx_dml_forward_sql(Query *parse)
 							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 	sql = pg_get_querydef(copyObject(parse), false);
 	AtEOXact_GUC(true, nest);
-	return sql;
+
+	while ((id = bms_next_member(fc.params, id)) >= 0)
+		params = lappend_int(params, id);
+	return list_make3(makeString(FORWARD_MARKER), makeString(sql), params);
 }
 
 void
-rx_dml_forward_attach(PlannedStmt *stmt, const char *sql)
+rx_dml_forward_attach(PlannedStmt *stmt, List *forward)
 {
 	ModifyTable *mt = (ModifyTable *) stmt->planTree;
 
@@ -191,51 +204,60 @@ rx_dml_forward_attach(PlannedStmt *stmt, const char *sql)
 		list_length(mt->resultRelations) != 1 ||
 		list_length(mt->fdwPrivLists) != 1 || linitial(mt->fdwPrivLists) != NIL)
 		return;
-	linitial(mt->fdwPrivLists) = list_make2(makeString(FORWARD_MARKER),
-											makeString(pstrdup(sql)));
+	linitial(mt->fdwPrivLists) = forward;
 }
 
-const char *
+List *
 rx_dml_forward_of(PlannedStmt *stmt)
 {
 	ModifyTable *mt = (ModifyTable *) stmt->planTree;
 	List	   *priv;
 
 	if (mt == NULL || !IsA(mt, ModifyTable) || list_length(mt->fdwPrivLists) != 1)
-		return NULL;
+		return NIL;
 	priv = (List *) linitial(mt->fdwPrivLists);
-	if (list_length(priv) != 2 || !IsA(linitial(priv), String) ||
+	if (list_length(priv) != 3 || !IsA(linitial(priv), String) ||
 		strcmp(strVal(linitial(priv)), FORWARD_MARKER) != 0)
-		return NULL;
-	return strVal(lsecond(priv));
+		return NIL;
+	return priv;
 }
 
 uint64
-rx_dml_forward_run(const char *sql, ParamListInfo params)
+rx_dml_forward_run(List *forward, ParamListInfo params)
 {
+	const char *sql = strVal(lsecond(forward));
+	List	   *used = (List *) lthird(forward);
 	RxMember   *members;
 	int			nmembers = rx_get_members(&members);
 	int			self = rx_self_member_index();
-	int			nparams = params ? params->numParams : 0;
+	int			nparams = used != NIL ? llast_int(used) : 0;
 	const char **values = palloc0(sizeof(char *) * (nparams + 1));
 	Oid		   *types = palloc0(sizeof(Oid) * (nparams + 1));
 	uint64		total = 0;
+	ListCell   *lc;
 
 	/*
-	 * The bound parameters as text, with their types where those are the
-	 * same everywhere (built in); the members infer the others.
+	 * The bound parameters the statement uses, as text, with their types
+	 * where those are the same everywhere (built in); the members infer the
+	 * others.  $n the statement does not use (PL/pgSQL numbers all its
+	 * variables) are declared as text and stay NULL.
 	 */
 	for (int i = 0; i < nparams; i++)
+		types[i] = TEXTOID;
+	foreach(lc, used)
 	{
+		int			i = lfirst_int(lc) - 1;
 		ParamExternData workspace;
 		ParamExternData *prm;
 
+		if (params == NULL || i >= params->numParams)
+			elog(ERROR, "parameter $%d of a forwarded statement has no value", i + 1);
 		if (params->paramFetch != NULL)
 			prm = params->paramFetch(params, i + 1, false, &workspace);
 		else
 			prm = &params->params[i];
-		if (OidIsValid(prm->ptype) && prm->ptype < FirstNormalObjectId)
-			types[i] = prm->ptype;
+		types[i] = (OidIsValid(prm->ptype) && prm->ptype < FirstNormalObjectId) ?
+			prm->ptype : InvalidOid;
 		if (!prm->isnull && OidIsValid(prm->ptype))
 		{
 			Oid			out;

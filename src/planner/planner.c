@@ -625,7 +625,7 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 	int			nmembers;
 	int			save_nestlevel;
 	int			save_planning = planning_nmembers;
-	char	   *forward_sql;
+	List	   *forward;
 
 	if (!rx_enable || rx_in_fragment() || !IsTransactionState() ||
 		!rx_extension_loaded() ||
@@ -645,7 +645,7 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 				 errhint("Add every member, this one included, with rdma_exchange.add_node().")));
 
 	/* deparsed before planning: the planner scribbles on the query */
-	forward_sql = rx_dml_forward_sql(parse);
+	forward = rx_dml_forward_sql(parse);
 
 	save_nestlevel = NewGUCNestLevel();
 	PG_TRY();
@@ -665,8 +665,8 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 	PG_END_TRY();
 
 	rx_distribute(stmt, nmembers);
-	if (forward_sql != NULL)
-		rx_dml_forward_attach(stmt, forward_sql);
+	if (forward != NIL)
+		rx_dml_forward_attach(stmt, forward);
 
 	/*
 	 * standard_planner put a Material on top of a SCROLL cursor's plan only
