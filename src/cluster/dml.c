@@ -744,6 +744,21 @@ rx_dml_executor_run(QueryDesc *queryDesc, ScanDirection direction,
 {
 	volatile uint64 saved = forwarded_rows;
 	uint64		forwarded;
+	List	   *forward = NIL;
+	uint64		before = 0;
+
+	/*
+	 * An UPDATE or DELETE run on every member's part goes to the members in
+	 * member index order, this one in its place, whichever member runs it:
+	 * two such statements then wait for each other's row locks in one
+	 * order only and cannot deadlock across members, where no deadlock
+	 * detector would see it.
+	 */
+	if ((queryDesc->operation == CMD_UPDATE || queryDesc->operation == CMD_DELETE) &&
+		!rx_in_member_session() && rx_extension_loaded())
+		forward = rx_dml_forward_of(queryDesc->plannedstmt);
+	if (forward != NIL)
+		before = rx_dml_forward_run(forward, queryDesc->params, true);
 
 	forwarded_rows = 0;
 	PG_TRY();
@@ -761,16 +776,9 @@ rx_dml_executor_run(QueryDesc *queryDesc, ScanDirection direction,
 	PG_END_TRY();
 	if (queryDesc->operation == CMD_INSERT)
 		queryDesc->estate->es_processed += forwarded;
-	else if ((queryDesc->operation == CMD_UPDATE || queryDesc->operation == CMD_DELETE) &&
-			 !rx_in_member_session() && rx_extension_loaded())
-	{
-		List	   *forward = rx_dml_forward_of(queryDesc->plannedstmt);
-
-		/* the local part has run: now every other member's */
-		if (forward != NIL)
-			queryDesc->estate->es_processed +=
-				rx_dml_forward_run(forward, queryDesc->params);
-	}
+	if (forward != NIL)
+		queryDesc->estate->es_processed +=
+			before + rx_dml_forward_run(forward, queryDesc->params, false);
 }
 
 /*

@@ -24,15 +24,16 @@
  * per row or per statement anyway.
  *
  * The planner hook deparses the query (with every name qualified) before
- * planning and the SQL, with the ids of the bound parameters it uses,
- * rides with the plan in the ModifyTable's
- * fdwPrivLists entry of the target, which PostgreSQL reads only for
- * foreign tables: it survives plan caching and is there when the executor
- * runs.  After the local part has run, the statement goes to every other
- * member over its connection in the current transaction (remote_xact.c:
- * the members commit or roll back with this transaction), with the bound
- * parameters ($1, ...) in text form, and their row counts are added to the
- * command tag's.
+ * planning, and the SQL, with the ids of the bound parameters it uses,
+ * rides with the plan in the ModifyTable's fdwPrivLists entry of the
+ * target, which PostgreSQL reads only for foreign tables: it survives plan
+ * caching and is there when the executor runs.  The statement goes to
+ * every other member, in member index order with this member's own part in
+ * its place (so that two such statements cannot deadlock across members,
+ * where no deadlock detector would see it), over the member's connection
+ * in the current transaction (remote_xact.c: the members commit or roll
+ * back with this transaction), with the bound parameters ($1, ...) in text
+ * form; their row counts are added to the command tag's.
  *
  *-------------------------------------------------------------------------
  */
@@ -223,7 +224,7 @@ rx_dml_forward_of(PlannedStmt *stmt)
 }
 
 uint64
-rx_dml_forward_run(List *forward, ParamListInfo params)
+rx_dml_forward_run(List *forward, ParamListInfo params, bool below_self)
 {
 	const char *sql = strVal(lsecond(forward));
 	List	   *used = (List *) lthird(forward);
@@ -273,7 +274,7 @@ rx_dml_forward_run(List *forward, ParamListInfo params)
 		PGconn	   *conn;
 		PGresult   *res;
 
-		if (m == self)
+		if (below_self ? m >= self : m <= self)
 			continue;
 		conn = rx_xact_connection(&members[m]);
 		if (!PQsendQueryParams(conn, sql, nparams, types, values, NULL, NULL, 0))

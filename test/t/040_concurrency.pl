@@ -1,6 +1,7 @@
 # test/t/040_concurrency.pl: several sessions run distributed queries at
 # the same time, from every member as coordinator, while another session
-# cancels its own queries again and again.  Every answer must equal the
+# cancels its own queries again and again; then two coordinators update
+# the same rows at the same time.  Every answer must equal the
 # single-server answer (the transport keeps the queries' streams apart by
 # query id, token and exchange), the cancelled session must not disturb the
 # others, and afterwards nothing is left running or held on any member.
@@ -86,6 +87,33 @@ for my $s (0 .. $#sessions)
 }
 
 $rx->check_clean('after the sessions');
+
+# UPDATEs of every row from two coordinators at once: they lock each
+# member's rows in the same member order, so they take turns instead of
+# deadlocking across members (which nothing would detect)
+$rx->safe_psql(0, 'CREATE TABLE w (id int PRIMARY KEY, n int);
+	INSERT INTO w SELECT i, 0 FROM generate_series(1, 3000) i;
+	SELECT rdma_exchange.create_distributed_table(\'w\', \'id\')');
+my @updaters;
+for my $coordinator (0, 1)
+{
+	my $sql = "SET statement_timeout = '60s';\n"
+	  . ("UPDATE w SET n = n + 1;\n" x 5);
+	my ($out, $err) = ('', '');
+	my $h = IPC::Run::start(
+		[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d',
+		  $rx->member($coordinator)->connstr($rx->dbname) ],
+		'<', \$sql, '>', \$out, '2>', \$err);
+	push @updaters, { h => $h, err => \$err, coordinator => $coordinator };
+}
+for my $u (@updaters)
+{
+	$u->{h}->finish;
+	is(${ $u->{err} }, '', "updates from member $u->{coordinator}: no error");
+}
+is($rx->safe_psql(0, 'SELECT count(*), min(n), max(n) FROM w'), '3000|10|10',
+	'updates from two coordinators: every row updated ten times');
+$rx->check_clean('after the updates');
 for my $i (0 .. $n - 1)
 {
 	is($rx->safe_psql($i,
