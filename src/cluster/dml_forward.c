@@ -138,9 +138,12 @@ forward_check_walker(Node *node, ForwardCheck *fc)
 	return expression_tree_walker(node, forward_check_walker, fc);
 }
 
-/* user triggers on the table (not the ones rdma_exchange installs) */
+/*
+ * Row-level security or user triggers on the table (not the triggers
+ * rdma_exchange installs): they exist on this member only.
+ */
 static bool
-has_user_triggers(Oid relid)
+has_local_rules(Oid relid)
 {
 	Relation	rel = RelationIdGetRelation(relid);
 	bool		found = false;
@@ -181,7 +184,7 @@ rx_dml_forward_sql(Query *parse)
 		return NIL;
 
 	(void) forward_check_walker((Node *) parse, &fc);
-	if (fc.refused || fc.hash_tables != 1 || has_user_triggers(target->relid))
+	if (fc.refused || fc.hash_tables != 1 || has_local_rules(target->relid))
 		return NIL;
 
 	/* every name qualified, whatever the members' search_path */
