@@ -2,25 +2,9 @@
 -- 10_metadata: the metadata API on the 3-member cluster of 00_setup.
 -- Port numbers change from run to run: members are shown by member index,
 -- ports as offsets from member 0's port, and error messages that name a
--- member ("host:port") go through rx_md_try(), which replaces the port.
+-- member ("host:port") go through rx_try(), which replaces the port.
 --
 \set VERBOSITY default
-
--- runs a command, reports its error (if any) with ports replaced
-CREATE FUNCTION public.rx_md_try(command text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-  msg text; detail text; hint text; state text;
-BEGIN
-  EXECUTE command;
-  RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-  GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL,
-                          hint = PG_EXCEPTION_HINT, state = RETURNED_SQLSTATE;
-  RETURN regexp_replace(format('ERROR %s: %s%s%s', state, msg,
-                               CASE WHEN detail <> '' THEN E'\nDETAIL: ' || detail ELSE '' END,
-                               CASE WHEN hint <> '' THEN E'\nHINT: ' || hint ELSE '' END),
-                        ':[0-9]{2,5}\M', ':<port>', 'g');
-END $$;
 
 -- run_on_all_nodes(), one row per member index instead of host:port
 CREATE FUNCTION public.rx_md_all(command text, OUT member_index int, OUT result text)
@@ -55,13 +39,13 @@ SELECT node_id, member_index, is_self FROM rdma_exchange.nodes ORDER BY node_id;
 
 -- adding a member that is already there is refused, under its own name
 -- and under another name for the same server
-SELECT rx_md_try(format('SELECT rdma_exchange.add_node(%L, %s)', host, port))
+SELECT rx_try(format('SELECT rdma_exchange.add_node(%L, %s)', host, port))
 FROM rdma_exchange.nodes WHERE member_index = 1;
-SELECT rx_md_try(format('SELECT rdma_exchange.add_node(%L, %s)', 'localhost', port))
+SELECT rx_try(format('SELECT rdma_exchange.add_node(%L, %s)', 'localhost', port))
 FROM rdma_exchange.nodes WHERE member_index = 2;
-SELECT rx_md_try($$SELECT rdma_exchange.add_node('127.0.0.1', 0)$$);
-SELECT rx_md_try($$SELECT rdma_exchange.add_node('', 5432)$$);
-SELECT rx_md_try($$SELECT rdma_exchange.remove_node('127.0.0.1', 1)$$);
+SELECT rx_try($$SELECT rdma_exchange.add_node('127.0.0.1', 0)$$);
+SELECT rx_try($$SELECT rdma_exchange.add_node('', 5432)$$);
+SELECT rx_try($$SELECT rdma_exchange.remove_node('127.0.0.1', 1)$$);
 -- nothing changed
 SELECT count(*) AS members FROM rdma_exchange.nodes;
 
@@ -277,4 +261,3 @@ SELECT count(*) FROM rdma_exchange.run_on_all_nodes('DROP SCHEMA IF EXISTS md2 C
 SELECT count(*) FROM rdma_exchange.run_on_all_nodes('REVOKE EXECUTE ON FUNCTION rdma_exchange.execute_fragment(text) FROM rx_md_user');
 SELECT count(*) FROM rdma_exchange.run_on_all_nodes('DROP ROLE rx_md_user');
 DROP FUNCTION public.rx_md_all(text);
-DROP FUNCTION public.rx_md_try(text);

@@ -1,28 +1,12 @@
 --
 -- 40_errors: the errors a user sees, with their DETAIL and HINT.  Errors
--- that name a member ("host:port") go through rx_er_try(), which replaces
+-- that name a member ("host:port") go through rx_try(), which replaces
 -- the port of this run.
 --
 \set VERBOSITY default
 SET client_min_messages = warning;
 CREATE SCHEMA er;
 SET search_path = er, public;
-
--- runs a command, reports its error (if any) with ports replaced
-CREATE FUNCTION public.rx_er_try(command text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-  msg text; detail text; hint text; state text; ctx text;
-BEGIN
-  EXECUTE command;
-  RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-  GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL,
-                          hint = PG_EXCEPTION_HINT, state = RETURNED_SQLSTATE;
-  RETURN regexp_replace(format('ERROR %s: %s%s%s', state, msg,
-                               CASE WHEN detail <> '' THEN E'\nDETAIL: ' || detail ELSE '' END,
-                               CASE WHEN hint <> '' THEN E'\nHINT: ' || hint ELSE '' END),
-                        ':[0-9]{2,5}\M', ':<port>', 'g');
-END $$;
 
 CREATE TABLE t (k int, v text, p point, g int GENERATED ALWAYS AS (k * 2) STORED, x xml);
 INSERT INTO t (k, v) SELECT i, 'v' || i FROM generate_series(1, 100) i;
@@ -64,7 +48,7 @@ SELECT rdma_exchange.create_distributed_table('rdma_exchange.node', 'node_id');
 -- a column of a type the other members do not have
 CREATE TYPE local_mood AS ENUM ('sad', 'ok', 'happy');
 CREATE TABLE e_local (id int, m local_mood);
-SELECT rx_er_try($$SELECT rdma_exchange.create_distributed_table('er.e_local', 'id')$$);
+SELECT rx_try($$SELECT rdma_exchange.create_distributed_table('er.e_local', 'id')$$);
 SELECT count(*) FROM rdma_exchange.dist_table WHERE relid = 'e_local'::regclass;
 -- the table exists on another member, but not empty
 CREATE TABLE busy (id int, v text);
@@ -76,11 +60,11 @@ INSERT INTO er.busy VALUES (1, 'stray row');
 \c - - - :p0
 \set VERBOSITY default
 SET search_path = er, public;
-SELECT rx_er_try($$SELECT rdma_exchange.create_distributed_table('er.busy', 'id')$$);
+SELECT rx_try($$SELECT rdma_exchange.create_distributed_table('er.busy', 'id')$$);
 -- ... or with other columns
 CREATE TABLE other_cols (id int, v text);
 SELECT count(*) FROM rdma_exchange.run_on_all_nodes('CREATE TABLE IF NOT EXISTS er.other_cols (id int, w int)');
-SELECT rx_er_try($$SELECT rdma_exchange.create_reference_table('er.other_cols')$$);
+SELECT rx_try($$SELECT rdma_exchange.create_reference_table('er.other_cols')$$);
 SELECT count(*) FROM rdma_exchange.dist_table WHERE relid::text LIKE 'er.%' AND relid::text NOT IN ('er.t', 'er.r');
 
 CREATE FUNCTION er_one() RETURNS int LANGUAGE sql AS 'SELECT 1';
@@ -112,7 +96,7 @@ INSERT INTO child2 SELECT i, i FROM generate_series(1, 10) i;
 SELECT rdma_exchange.create_distributed_table('child2', 'id');
 SELECT count(*) AS members_with_the_key FROM rdma_exchange.run_on_all_nodes($$SELECT conname FROM pg_constraint WHERE conrelid = 'er.child2'::regclass AND contype = 'f'$$);
 -- rows for every member, one of them without its referenced row
-SELECT rx_er_try($$INSERT INTO er.child2 SELECT i, CASE WHEN i = 20 THEN 99 ELSE 1 END FROM generate_series(11, 30) i$$);
+SELECT rx_try($$INSERT INTO er.child2 SELECT i, CASE WHEN i = 20 THEN 99 ELSE 1 END FROM generate_series(11, 30) i$$);
 SELECT count(*) FROM child2;
 -- to a distributed table, and to the table itself
 CREATE TABLE dparent (id int PRIMARY KEY);
@@ -165,7 +149,7 @@ MERGE INTO r USING (SELECT 1 AS id) s ON r.id = s.id WHEN MATCHED THEN DELETE;
 SELECT count(*), sum(k) FROM t;
 SELECT * FROM r ORDER BY id;
 -- a session of run_on_all_nodes() stores only the rows its member owns
-SELECT rx_er_try($$SELECT * FROM rdma_exchange.run_on_all_nodes('INSERT INTO er.t (k, v) SELECT i, ''x'' FROM generate_series(2001, 2010) i')$$);
+SELECT rx_try($$SELECT * FROM rdma_exchange.run_on_all_nodes('INSERT INTO er.t (k, v) SELECT i, ''x'' FROM generate_series(2001, 2010) i')$$);
 -- a transaction that wrote on other members cannot be prepared
 -- (VERBOSITY terse: the DETAIL names the member with its port)
 \set VERBOSITY terse
@@ -200,13 +184,13 @@ COMMIT;
 SELECT count(*) FROM t WHERE k = 4002;
 
 -- ===== run_on_all_nodes =====
-SELECT rx_er_try($$SELECT * FROM rdma_exchange.run_on_all_nodes('SELECT 1/0')$$);
-SELECT rx_er_try($$SELECT * FROM rdma_exchange.run_on_all_nodes('VACUUM er.t')$$);
-SELECT rx_er_try($$SELECT * FROM rdma_exchange.run_on_all_nodes('COMMIT')$$);
-SELECT rx_er_try($$SELECT * FROM rdma_exchange.run_on_all_nodes('COPY (SELECT 1) TO STDOUT')$$);
-SELECT rx_er_try($$SELECT * FROM rdma_exchange.run_on_all_nodes('SELECT * FROM er.no_such_table')$$);
+SELECT rx_try($$SELECT * FROM rdma_exchange.run_on_all_nodes('SELECT 1/0')$$);
+SELECT rx_try($$SELECT * FROM rdma_exchange.run_on_all_nodes('VACUUM er.t')$$);
+SELECT rx_try($$SELECT * FROM rdma_exchange.run_on_all_nodes('COMMIT')$$);
+SELECT rx_try($$SELECT * FROM rdma_exchange.run_on_all_nodes('COPY (SELECT 1) TO STDOUT')$$);
+SELECT rx_try($$SELECT * FROM rdma_exchange.run_on_all_nodes('SELECT * FROM er.no_such_table')$$);
 -- an empty command
-SELECT rx_er_try($$SELECT * FROM rdma_exchange.run_on_all_nodes('')$$);
+SELECT rx_try($$SELECT * FROM rdma_exchange.run_on_all_nodes('')$$);
 
 -- ===== execute_fragment with garbage =====
 SELECT rdma_exchange.execute_fragment('garbage');
@@ -266,7 +250,6 @@ FETCH ABSOLUTE 1 FROM c;
 ROLLBACK;
 
 -- ===== cleanup =====
-DROP FUNCTION public.rx_er_try(text);
 SET client_min_messages = warning;
 DROP SCHEMA er CASCADE;
 -- the schema and the plain tables created on the other members above

@@ -28,7 +28,9 @@ package RxCluster;
 use strict;
 use warnings;
 
+use File::Temp;
 use IO::Socket::INET;
+use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -273,6 +275,38 @@ sub restart_member
 {
 	my ($self, $i) = @_;
 	return $self->member($i)->restart;
+}
+
+# $rx->background_psql(i, sql, \$stdout, \$stderr)
+#
+# Starts psql on member i in the cluster's database running sql (from a
+# file: IPC::Run would feed standard input only when the harness is pumped)
+# unaligned, tuples only, stopping at the first error, and returns the
+# IPC::Run harness; $h->finish waits for it.
+#
+# $rx->transport_counters(i)
+#
+# rdma_exchange.transport_stats() of member i, as a hash ref name => value.
+
+sub background_psql
+{
+	my ($self, $i, $sql, $stdout, $stderr) = @_;
+	my ($fh, $file) = File::Temp::tempfile(
+		'rx_psql_XXXX', DIR => PostgreSQL::Test::Utils::tempdir(), UNLINK => 1);
+	print $fh $sql;
+	close $fh;
+	return IPC::Run::start(
+		[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-f', $file, '-d',
+		  $self->member($i)->connstr($self->{dbname}) ],
+		'<', \undef, '>', $stdout, '2>', $stderr);
+}
+
+sub transport_counters
+{
+	my ($self, $i) = @_;
+	my %c = split /[|\n]/,
+	  $self->safe_psql($i, 'SELECT name, value FROM rdma_exchange.transport_stats()');
+	return \%c;
 }
 
 # $rx->fragments_sql, $rx->check_clean(what [, skipped member index...])

@@ -6,7 +6,7 @@
 #   bash test/run-tests.sh [NAME...]
 #
 # NAMEs restrict the run to those suites (sql/NAME.sql) and TAP tests
-# (test/t/NAME.pl).  Exits non-zero when anything fails; the last line is
+# (test/t/NAME.pl); 00_setup runs before any suite.  Exits non-zero when anything fails; the last line is
 # "N passed, M failed", counting each suite and each TAP file once.
 #
 # Everything runs as the test user (rdmax when started as root), from a
@@ -62,6 +62,10 @@ if [ -d "$top/sql" ]; then
 	while IFS= read -r f; do
 		wanted "$f" && regress_tests+=("$f")
 	done < <(find "$top/sql" -maxdepth 1 -name '*.sql' -printf '%f\n' | sed 's/\.sql$//' | LC_ALL=C sort)
+	# the others use what 00_setup creates
+	if [ ${#regress_tests[@]} -gt 0 ] && [ "${regress_tests[0]}" != 00_setup ]; then
+		regress_tests=(00_setup "${regress_tests[@]}")
+	fi
 fi
 if [ -d "$here/t" ]; then
 	while IFS= read -r f; do

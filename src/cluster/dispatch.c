@@ -349,6 +349,14 @@ fragment_params(RxReceiveState *r, Plan *fragment, EState *estate,
 	}
 }
 
+ParamExternData *
+rx_bound_param(ParamListInfo params, int id, ParamExternData *workspace)
+{
+	if (params->paramFetch != NULL)
+		return params->paramFetch(params, id, false, workspace);
+	return &params->params[id - 1];
+}
+
 /*
  * The bound parameters of the statement ($1, ...), all of them: a generic
  * plan's fragment refers to them as Params, evaluated on the members.  The
@@ -364,12 +372,8 @@ extern_params(EState *estate, RxFragmentMsg *msg)
 	for (int i = 1; i <= params->numParams; i++)
 	{
 		ParamExternData workspace;
-		ParamExternData *prm;
+		ParamExternData *prm = rx_bound_param(params, i, &workspace);
 
-		if (params->paramFetch != NULL)
-			prm = params->paramFetch(params, i, false, &workspace);
-		else
-			prm = &params->params[i - 1];
 		if (!OidIsValid(prm->ptype))
 		{
 			/* an unused parameter of unknown type */

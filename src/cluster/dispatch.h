@@ -17,6 +17,7 @@
 #ifndef RX_DISPATCH_H
 #define RX_DISPATCH_H
 
+#include "nodes/params.h"
 #include "exec/exchange_state.h"
 #include "exec/hub.h"
 
@@ -24,6 +25,10 @@ typedef struct RxDispatch RxDispatch;
 
 /* coordinator side */
 extern RxDispatch *rx_dispatch_start(RxReceiveState *receive);
+
+/* bound parameter $id of a statement, fetched (PL/pgSQL) if need be */
+extern ParamExternData *rx_bound_param(ParamListInfo params, int id,
+									   ParamExternData *workspace);
 extern RxHub *rx_dispatch_hub(RxDispatch *dispatch);
 extern void rx_dispatch_check(RxDispatch *dispatch);
 extern void rx_dispatch_finish(RxDispatch *dispatch, bool stop);

@@ -744,7 +744,7 @@ rx_dml_executor_run(QueryDesc *queryDesc, ScanDirection direction,
 {
 	volatile uint64 saved = forwarded_rows;
 	uint64		forwarded;
-	List	   *forward = NIL;
+	RxForward  *forward = NULL;
 	uint64		before = 0;
 
 	/*
@@ -756,9 +756,9 @@ rx_dml_executor_run(QueryDesc *queryDesc, ScanDirection direction,
 	 */
 	if ((queryDesc->operation == CMD_UPDATE || queryDesc->operation == CMD_DELETE) &&
 		!rx_in_member_session() && rx_extension_loaded())
-		forward = rx_dml_forward_of(queryDesc->plannedstmt);
-	if (forward != NIL)
-		before = rx_dml_forward_run(forward, queryDesc->params, true);
+		forward = rx_dml_forward_begin(queryDesc->plannedstmt, queryDesc->params);
+	if (forward != NULL)
+		before = rx_dml_forward_run(forward, true);
 
 	forwarded_rows = 0;
 	PG_TRY();
@@ -776,9 +776,8 @@ rx_dml_executor_run(QueryDesc *queryDesc, ScanDirection direction,
 	PG_END_TRY();
 	if (queryDesc->operation == CMD_INSERT)
 		queryDesc->estate->es_processed += forwarded;
-	if (forward != NIL)
-		queryDesc->estate->es_processed +=
-			before + rx_dml_forward_run(forward, queryDesc->params, false);
+	if (forward != NULL)
+		queryDesc->estate->es_processed += before + rx_dml_forward_run(forward, false);
 }
 
 /*
@@ -788,6 +787,20 @@ rx_dml_executor_run(QueryDesc *queryDesc, ScanDirection direction,
  * PostgreSQL itself rewrites COPY of a table with row-level security.
  * Returns the statement to run: pstmt, or a rewritten copy of it.
  */
+/* a SELECT list entry: the column named by field, or * */
+static ResTarget *
+select_target(Node *field)
+{
+	ColumnRef  *cr = makeNode(ColumnRef);
+	ResTarget  *target = makeNode(ResTarget);
+
+	cr->fields = list_make1(field);
+	cr->location = -1;
+	target->val = (Node *) cr;
+	target->location = -1;
+	return target;
+}
+
 static PlannedStmt *
 copy_to_as_query(PlannedStmt *pstmt)
 {
@@ -810,27 +823,10 @@ copy_to_as_query(PlannedStmt *pstmt)
 		return pstmt;
 
 	if (copy->attlist == NIL)
-	{
-		ColumnRef  *cr = makeNode(ColumnRef);
-		ResTarget  *target = makeNode(ResTarget);
-
-		cr->fields = list_make1(makeNode(A_Star));
-		cr->location = -1;
-		target->val = (Node *) cr;
-		target->location = -1;
-		targets = list_make1(target);
-	}
+		targets = list_make1(select_target((Node *) makeNode(A_Star)));
 	foreach(lc, copy->attlist)
-	{
-		ColumnRef  *cr = makeNode(ColumnRef);
-		ResTarget  *target = makeNode(ResTarget);
-
-		cr->fields = list_make1(makeString(pstrdup(strVal(lfirst(lc)))));
-		cr->location = -1;
-		target->val = (Node *) cr;
-		target->location = -1;
-		targets = lappend(targets, target);
-	}
+		targets = lappend(targets,
+						  select_target((Node *) makeString(pstrdup(strVal(lfirst(lc))))));
 	from = makeRangeVar(get_namespace_name(get_rel_namespace(relid)),
 						get_rel_name(relid), -1);
 	from->inh = false;

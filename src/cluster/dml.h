@@ -22,6 +22,8 @@
  * else NIL;
  * rx_dml_forward_attach: that onto the finished plan;
  * rx_dml_forward_of: what a plan carries, or NIL;
+ * rx_dml_forward_begin: for one execution of such a plan, the statement
+ * with its bound parameters in text form (NULL when the plan carries none);
  * rx_dml_forward_run: runs it in this transaction on the other members
  * with a lower member index than this one (below_self) or a higher one,
  * returns the rows they changed.
@@ -33,8 +35,9 @@
 extern List *rx_dml_forward_sql(Query *parse);
 extern void rx_dml_forward_attach(PlannedStmt *stmt, List *forward);
 extern List *rx_dml_forward_of(PlannedStmt *stmt);
-extern uint64 rx_dml_forward_run(List *forward, ParamListInfo params,
-								 bool below_self);
+typedef struct RxForward RxForward;
+extern RxForward *rx_dml_forward_begin(PlannedStmt *stmt, ParamListInfo params);
+extern uint64 rx_dml_forward_run(RxForward *forward, bool below_self);
 
 /* called from rx_metadata_init(): ExecutorStart hook, callbacks */
 extern void rx_dml_init(void);

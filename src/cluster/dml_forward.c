@@ -52,10 +52,12 @@
 #include "utils/rel.h"
 #include "utils/ruleutils.h"
 
+#include "cluster/dispatch.h"
 #include "cluster/dml.h"
 #include "cluster/metadata.h"
 #include "cluster/remote.h"
 #include "cluster/remote_xact.h"
+#include "planner/planner.h"
 
 /* first element of the fdwPrivLists entry that carries the SQL */
 #define FORWARD_MARKER "rdma_exchange: forward to every member"
@@ -99,42 +101,12 @@ forward_check_walker(Node *node, ForwardCheck *fc)
 		return query_tree_walker(q, forward_check_walker, fc,
 								 QTW_EXAMINE_RTES_BEFORE);
 	}
-	switch (nodeTag(node))
-	{
-		case T_FuncExpr:
-			if (((FuncExpr *) node)->funcid >= FirstNormalObjectId)
-				fc->refused = true;
-			break;
-		case T_OpExpr:
-		case T_DistinctExpr:
-		case T_NullIfExpr:
-			if (((OpExpr *) node)->opno >= FirstNormalObjectId)
-				fc->refused = true;
-			break;
-		case T_ScalarArrayOpExpr:
-			if (((ScalarArrayOpExpr *) node)->opno >= FirstNormalObjectId)
-				fc->refused = true;
-			break;
-		case T_Aggref:
-			if (((Aggref *) node)->aggfnoid >= FirstNormalObjectId)
-				fc->refused = true;
-			break;
-		case T_WindowFunc:
-			if (((WindowFunc *) node)->winfnoid >= FirstNormalObjectId)
-				fc->refused = true;
-			break;
-		case T_CurrentOfExpr:
-			/* the cursor exists on this member only */
-			fc->refused = true;
-			break;
-		case T_Param:
-			/* the others (a sublink's, PARAM_SUBLINK) belong to the query */
-			if (((Param *) node)->paramkind == PARAM_EXTERN)
-				fc->params = bms_add_member(fc->params, ((Param *) node)->paramid);
-			break;
-		default:
-			break;
-	}
+	/* the cursor of WHERE CURRENT OF exists on this member only */
+	if (rx_node_calls_user_routine(node) || IsA(node, CurrentOfExpr))
+		fc->refused = true;
+	/* other params (a sublink's, PARAM_SUBLINK) belong to the query */
+	if (IsA(node, Param) && ((Param *) node)->paramkind == PARAM_EXTERN)
+		fc->params = bms_add_member(fc->params, ((Param *) node)->paramid);
 	return expression_tree_walker(node, forward_check_walker, fc);
 }
 
@@ -226,19 +198,31 @@ rx_dml_forward_of(PlannedStmt *stmt)
 	return priv;
 }
 
-uint64
-rx_dml_forward_run(List *forward, ParamListInfo params, bool below_self)
+/* a forwarded statement with its parameters in text form, once per execution */
+struct RxForward
 {
-	const char *sql = strVal(lsecond(forward));
-	List	   *used = (List *) lthird(forward);
-	RxMember   *members;
-	int			nmembers = rx_get_members(&members);
-	int			self = rx_self_member_index();
-	int			nparams = used != NIL ? llast_int(used) : 0;
-	const char **values = palloc0(sizeof(char *) * (nparams + 1));
-	Oid		   *types = palloc0(sizeof(Oid) * (nparams + 1));
-	uint64		total = 0;
+	const char *sql;
+	int			nparams;
+	Oid		   *types;
+	const char **values;
+};
+
+RxForward *
+rx_dml_forward_begin(PlannedStmt *stmt, ParamListInfo params)
+{
+	List	   *forward = rx_dml_forward_of(stmt);
+	List	   *used;
+	RxForward  *fw;
 	ListCell   *lc;
+
+	if (forward == NIL)
+		return NULL;
+	used = (List *) lthird(forward);
+	fw = palloc0(sizeof(RxForward));
+	fw->sql = strVal(lsecond(forward));
+	fw->nparams = used != NIL ? llast_int(used) : 0;
+	fw->types = palloc0(sizeof(Oid) * (fw->nparams + 1));
+	fw->values = palloc0(sizeof(char *) * (fw->nparams + 1));
 
 	/*
 	 * The bound parameters the statement uses, as text, with their types
@@ -246,21 +230,18 @@ rx_dml_forward_run(List *forward, ParamListInfo params, bool below_self)
 	 * others.  $n the statement does not use (PL/pgSQL numbers all its
 	 * variables) are declared as text and stay NULL.
 	 */
-	for (int i = 0; i < nparams; i++)
-		types[i] = TEXTOID;
+	for (int i = 0; i < fw->nparams; i++)
+		fw->types[i] = TEXTOID;
 	foreach(lc, used)
 	{
-		int			i = lfirst_int(lc) - 1;
+		int			id = lfirst_int(lc);
 		ParamExternData workspace;
 		ParamExternData *prm;
 
-		if (params == NULL || i >= params->numParams)
-			elog(ERROR, "parameter $%d of a forwarded statement has no value", i + 1);
-		if (params->paramFetch != NULL)
-			prm = params->paramFetch(params, i + 1, false, &workspace);
-		else
-			prm = &params->params[i];
-		types[i] = (OidIsValid(prm->ptype) && prm->ptype < FirstNormalObjectId) ?
+		if (params == NULL || id > params->numParams)
+			elog(ERROR, "parameter $%d of a forwarded statement has no value", id);
+		prm = rx_bound_param(params, id, &workspace);
+		fw->types[id - 1] = (OidIsValid(prm->ptype) && prm->ptype < FirstNormalObjectId) ?
 			prm->ptype : InvalidOid;
 		if (!prm->isnull && OidIsValid(prm->ptype))
 		{
@@ -268,9 +249,19 @@ rx_dml_forward_run(List *forward, ParamListInfo params, bool below_self)
 			bool		isvarlena;
 
 			getTypeOutputInfo(prm->ptype, &out, &isvarlena);
-			values[i] = OidOutputFunctionCall(out, prm->value);
+			fw->values[id - 1] = OidOutputFunctionCall(out, prm->value);
 		}
 	}
+	return fw;
+}
+
+uint64
+rx_dml_forward_run(RxForward *fw, bool below_self)
+{
+	RxMember   *members;
+	int			nmembers = rx_get_members(&members);
+	int			self = rx_self_member_index();
+	uint64		total = 0;
 
 	for (int m = 0; m < nmembers; m++)
 	{
@@ -280,7 +271,8 @@ rx_dml_forward_run(List *forward, ParamListInfo params, bool below_self)
 		if (below_self ? m >= self : m <= self)
 			continue;
 		conn = rx_xact_connection(&members[m]);
-		if (!PQsendQueryParams(conn, sql, nparams, types, values, NULL, NULL, 0))
+		if (!PQsendQueryParams(conn, fw->sql, fw->nparams, fw->types, fw->values,
+							   NULL, NULL, 0))
 			rx_report_remote_error(ERROR, conn, NULL, members[m].name,
 								   "could not send the statement");
 		while ((res = rx_get_result(conn, members[m].name)) != NULL)

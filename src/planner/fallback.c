@@ -140,9 +140,6 @@ index_order(IndexScan *iscan, RangeTblEntry *rte, IndexOrder *order)
 	index_close(idx, NoLock);
 }
 
-#define palloc_array_copy(a, n) \
-	memcpy(palloc(sizeof((a)[0]) * (n)), (a), sizeof((a)[0]) * (n))
-
 /* position of column attno in the fragment's output */
 static AttrNumber
 map_position(ColumnMap *map, AttrNumber attno)
@@ -161,34 +158,10 @@ static Plan *
 sort_fragment(RxPlanContext *ctx, Plan *child, ColumnMap *map,
 			  IndexOrder *order, AttrNumber *cols)
 {
-	Sort	   *sort = makeNode(Sort);
-	ListCell   *lc;
-
-	foreach(lc, child->targetlist)
-	{
-		TargetEntry *tle = lfirst_node(TargetEntry, lc);
-		Var		   *var = (Var *) copyObject(tle->expr);
-
-		var->varno = OUTER_VAR;
-		var->varattno = tle->resno;
-		sort->plan.targetlist = lappend(sort->plan.targetlist,
-										makeTargetEntry((Expr *) var, tle->resno,
-														tle->resname, false));
-	}
 	for (int i = 0; i < order->nkeys; i++)
 		cols[i] = map_position(map, order->attnos[i]);
-	sort->numCols = order->nkeys;
-	sort->sortColIdx = palloc_array_copy(cols, order->nkeys);
-	sort->sortOperators = palloc_array_copy(order->ops, order->nkeys);
-	sort->collations = palloc_array_copy(order->collations, order->nkeys);
-	sort->nullsFirst = palloc_array_copy(order->nulls_first, order->nkeys);
-	sort->plan.lefttree = child;
-	sort->plan.plan_rows = child->plan_rows;
-	sort->plan.plan_width = child->plan_width;
-	sort->plan.startup_cost = child->total_cost;
-	sort->plan.total_cost = child->total_cost;
-	sort->plan.plan_node_id = rx_new_node_id(ctx);
-	return (Plan *) sort;
+	return (Plan *) rx_make_sort(ctx, child, order->nkeys, cols, order->ops,
+								 order->collations, order->nulls_first);
 }
 
 Plan *

@@ -384,6 +384,30 @@ passthrough_tlist(Plan *plan)
 	return tlist;
 }
 
+#define palloc_array_copy(a, n) \
+	memcpy(palloc(sizeof((a)[0]) * (n)), (a), sizeof((a)[0]) * (n))
+
+Sort *
+rx_make_sort(RxPlanContext *ctx, Plan *child, int nkeys, AttrNumber *cols,
+			 Oid *ops, Oid *collations, bool *nulls_first)
+{
+	Sort	   *sort = makeNode(Sort);
+
+	sort->plan.targetlist = passthrough_tlist(child);
+	sort->plan.lefttree = child;
+	sort->plan.plan_rows = child->plan_rows;
+	sort->plan.plan_width = child->plan_width;
+	sort->plan.startup_cost = child->total_cost;
+	sort->plan.total_cost = child->total_cost;
+	sort->plan.plan_node_id = rx_new_node_id(ctx);
+	sort->numCols = nkeys;
+	sort->sortColIdx = palloc_array_copy(cols, nkeys);
+	sort->sortOperators = palloc_array_copy(ops, nkeys);
+	sort->collations = palloc_array_copy(collations, nkeys);
+	sort->nullsFirst = palloc_array_copy(nulls_first, nkeys);
+	return sort;
+}
+
 /*
  * plan (with top, plan itself or a node above it) moves from above gather
  * to below it: it takes the gather's params, the gather its output.
@@ -462,19 +486,8 @@ sorted_agg_below_gather_merge(RxPlanContext *ctx, Agg *agg, AttrNumber *map)
 	if (IsA(plan->lefttree, Sort) || IsA(plan->lefttree, IncrementalSort))
 		plan->lefttree = plan->lefttree->lefttree;
 
-	sort = makeNode(Sort);
-	sort->plan.targetlist = passthrough_tlist(plan);
-	sort->plan.lefttree = plan;
-	sort->plan.plan_rows = plan->plan_rows;
-	sort->plan.plan_width = plan->plan_width;
-	sort->plan.startup_cost = plan->total_cost;
-	sort->plan.total_cost = plan->total_cost;
-	sort->plan.plan_node_id = rx_new_node_id(ctx);
-	sort->numCols = agg->numCols;
-	sort->sortColIdx = cols;
-	sort->sortOperators = gm->sortOperators;
-	sort->collations = gm->collations;
-	sort->nullsFirst = gm->nullsFirst;
+	sort = rx_make_sort(ctx, plan, agg->numCols, cols, gm->sortOperators,
+						gm->collations, gm->nullsFirst);
 
 	swap_below(&gm->plan, plan, (Plan *) sort);
 	gm->numCols = agg->numCols;

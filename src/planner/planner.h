@@ -22,6 +22,11 @@ typedef struct RxPlanContext
 extern void rx_planner_init(void);
 extern int	rx_new_node_id(RxPlanContext *ctx);
 
+/* a Sort over child passing all its columns through, keys copied */
+extern Sort *rx_make_sort(RxPlanContext *ctx, Plan *child, int nkeys,
+						  AttrNumber *cols, Oid *ops, Oid *collations,
+						  bool *nulls_first);
+
 /* fallback.c: a serial plan part reading a distributed table */
 extern Plan *rx_fallback_scan(RxPlanContext *ctx, Scan *scan);
 
@@ -31,6 +36,9 @@ extern Plan *rx_place_fragment(RxPlanContext *ctx, Plan *child,
 
 /* shippable.c: can this expression run on another member? */
 extern bool rx_expr_shippable(Node *node);
+
+/* the node itself (not its arguments) calls a user-defined function or operator */
+extern bool rx_node_calls_user_routine(Node *node);
 extern bool rx_plan_node_shippable(Plan *plan);
 
 #endif							/* RX_PLANNER_H */

@@ -29,11 +29,35 @@ builtin(Oid oid)
 	return oid < FirstNormalObjectId;
 }
 
+bool
+rx_node_calls_user_routine(Node *node)
+{
+	switch (nodeTag(node))
+	{
+		case T_FuncExpr:
+			return !builtin(((FuncExpr *) node)->funcid);
+		case T_OpExpr:
+		case T_DistinctExpr:
+		case T_NullIfExpr:
+			return !builtin(((OpExpr *) node)->opno);
+		case T_ScalarArrayOpExpr:
+			return !builtin(((ScalarArrayOpExpr *) node)->opno);
+		case T_Aggref:
+			return !builtin(((Aggref *) node)->aggfnoid);
+		case T_WindowFunc:
+			return !builtin(((WindowFunc *) node)->winfnoid);
+		default:
+			return false;
+	}
+}
+
 static bool
 unshippable_walker(Node *node, void *context)
 {
 	if (node == NULL)
 		return false;
+	if (rx_node_calls_user_routine(node))
+		return true;
 	switch (nodeTag(node))
 	{
 		case T_SubPlan:
@@ -43,28 +67,6 @@ unshippable_walker(Node *node, void *context)
 			/* executor params and bound params travel with the fragment */
 			if (((Param *) node)->paramkind != PARAM_EXEC &&
 				((Param *) node)->paramkind != PARAM_EXTERN)
-				return true;
-			break;
-		case T_FuncExpr:
-			if (!builtin(((FuncExpr *) node)->funcid))
-				return true;
-			break;
-		case T_OpExpr:
-		case T_DistinctExpr:
-		case T_NullIfExpr:
-			if (!builtin(((OpExpr *) node)->opno))
-				return true;
-			break;
-		case T_ScalarArrayOpExpr:
-			if (!builtin(((ScalarArrayOpExpr *) node)->opno))
-				return true;
-			break;
-		case T_Aggref:
-			if (!builtin(((Aggref *) node)->aggfnoid))
-				return true;
-			break;
-		case T_WindowFunc:
-			if (!builtin(((WindowFunc *) node)->winfnoid))
 				return true;
 			break;
 		case T_RowExpr:

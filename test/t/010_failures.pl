@@ -10,7 +10,6 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/..";
 use RxCluster;
-use IPC::Run;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
@@ -44,10 +43,8 @@ $rx->check_clean('statement_timeout');
 # a cancel on the coordinator cancels the fragments
 {
 	my ($stdout, $stderr) = ('', '');
-	my $h = IPC::Run::start(
-		[ 'psql', '-X', '-d', $rx->coordinator->connstr($rx->dbname),
-		  '-c', "SET application_name = 'rx_cancel_me'", '-c', $slow ],
-		'>', \$stdout, '2>', \$stderr);
+	my $h = $rx->background_psql(0,
+		"SET application_name = 'rx_cancel_me'; $slow", \$stdout, \$stderr);
 	ok($rx->poll_query_until(0, "SELECT ($fragments) > 0"),
 		'cancel: fragments are running');
 	$rx->safe_psql(0, q{SELECT pg_cancel_backend(pid) FROM pg_stat_activity
@@ -65,10 +62,8 @@ $rx->check_clean('statement_timeout');
 {
 	my $slower = q{SELECT count(*) FROM big WHERE pg_sleep(0.002) IS NOT NULL};
 	my ($stdout, $stderr) = ('', '');
-	my $h = IPC::Run::start(
-		[ 'psql', '-X', '-d', $rx->coordinator->connstr($rx->dbname),
-		  '-c', "SET application_name = 'rx_terminate_me'", '-c', $slower ],
-		'>', \$stdout, '2>', \$stderr);
+	my $h = $rx->background_psql(0,
+		"SET application_name = 'rx_terminate_me'; $slower", \$stdout, \$stderr);
 	ok($rx->poll_query_until($_, "SELECT ($fragments) > 0"),
 		"terminate: member $_ runs its fragment")
 	  for 0 .. $n - 1;
@@ -89,9 +84,7 @@ $rx->check_clean('statement_timeout');
 	my $victim = $n - 1;
 	my $name = '127.0.0.1:' . $rx->member($victim)->port;
 	my ($stdout, $stderr) = ('', '');
-	my $h = IPC::Run::start(
-		[ 'psql', '-X', '-d', $rx->coordinator->connstr($rx->dbname), '-c', $slow ],
-		'>', \$stdout, '2>', \$stderr);
+	my $h = $rx->background_psql(0, $slow, \$stdout, \$stderr);
 	ok($rx->poll_query_until($victim, "SELECT ($fragments) > 0"),
 		'kill: the victim runs its fragment');
 	my $t0 = time;

@@ -53,14 +53,6 @@ for my $q (sort keys %queries)
 	  $rx->safe_psql(0, sprintf($queries{$q}, 'f_local', 'f_local'));
 }
 
-sub counters
-{
-	my ($i) = @_;
-	my %c = split /[|\n]/,
-	  $rx->safe_psql($i, 'SELECT name, value FROM rdma_exchange.transport_stats()');
-	return \%c;
-}
-
 sub sum_counter
 {
 	my ($before, $after, $name) = @_;
@@ -97,13 +89,13 @@ sub run_case
 {
 	my ($case, $counter, %f) = @_;
 	set_faults(%f);
-	my @before = map { counters($_) } 0 .. $n - 1;
+	my @before = map { $rx->transport_counters($_) } 0 .. $n - 1;
 	for my $q (sort keys %queries)
 	{
 		is($rx->safe_psql(0, sprintf($queries{$q}, 'f', 'f')),
 			$expected{$q}, "$case: $q gives the single-server answer");
 	}
-	my @after = map { counters($_) } 0 .. $n - 1;
+	my @after = map { $rx->transport_counters($_) } 0 .. $n - 1;
 	cmp_ok(sum_counter(\@before, \@after, $counter), '>', 0,
 		"$case: $counter counted");
 	$rx->check_clean($case);

@@ -13,7 +13,6 @@ use FindBin;
 use lib "$FindBin::RealBin/..";
 use RxCluster;
 use IO::Socket::INET;
-use IPC::Run;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
@@ -98,14 +97,6 @@ sub header
 		length($h{payload} // ''), 0) . ($h{payload} // '');
 }
 
-sub counters
-{
-	my ($i) = @_;
-	my %c = split /[|\n]/,
-	  $rx->safe_psql($i, 'SELECT name, value FROM rdma_exchange.transport_stats()');
-	return \%c;
-}
-
 # A query with known id and token, waiting on member 1 for data from
 # member 0: transport_selftest opens a port like a fragment's.
 my $qid   = 7_654_321_987;
@@ -116,17 +107,14 @@ my $selftest = sub {
 	return "SELECT received, errors FROM rdma_exchange.transport_selftest("
 	  . "$qid, $token, $self, '{$addrs}', 50, 100, '{$to}', '{$from}')";
 };
-my $before_open = counters(1)->{ports_opened};
+my $before_open = $rx->transport_counters(1)->{ports_opened};
 my ($rout, $rerr) = ('', '');
-my $receiver = IPC::Run::start(
-	[ 'psql', '-XAtq', '-d', $rx->member(1)->connstr($rx->dbname),
-	  '-c', $selftest->(1, '', '0') ],
-	'>', \$rout, '2>', \$rerr);
+my $receiver = $rx->background_psql(1, $selftest->(1, '', '0'), \$rout, \$rerr);
 ok($rx->poll_query_until(1,
 	"SELECT value > $before_open FROM rdma_exchange.transport_stats() WHERE name = 'ports_opened'"),
 	'stranger: the receiving port is open');
 
-my $before = counters(1);
+my $before = $rx->transport_counters(1);
 my $sock = IO::Socket::INET->new(
 	PeerAddr => '127.0.0.1',
 	PeerPort => $rx->fabric_port(1),
