@@ -21,6 +21,10 @@
  *	  sends;
  *  - a SCROLL cursor's plan gets a Material, RECEIVE cannot scan backward.
  *
+ * Before planning, correlated aggregate subqueries become joins
+ * (decorrelate.c), so that they run on the members instead of gathering
+ * their tables.
+ *
  * Reference tables never get partial paths: PostgreSQL then only puts them
  * where each worker reads all of them, which is what a full local copy is.
  *
@@ -659,6 +663,7 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 
 	/* deparsed before planning: the planner scribbles on the query */
 	forward = rx_dml_forward_sql(parse);
+	rx_decorrelate(parse);
 
 	save_nestlevel = NewGUCNestLevel();
 	PG_TRY();

@@ -27,6 +27,9 @@ extern Sort *rx_make_sort(RxPlanContext *ctx, Plan *child, int nkeys,
 						  AttrNumber *cols, Oid *ops, Oid *collations,
 						  bool *nulls_first);
 
+/* decorrelate.c: correlated aggregate subqueries become joins, in place */
+extern void rx_decorrelate(Query *parse);
+
 /* fallback.c: a serial plan part reading a distributed table */
 extern Plan *rx_fallback_scan(RxPlanContext *ctx, Scan *scan);
 
