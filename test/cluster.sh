@@ -4,6 +4,8 @@
 # the demo and the benchmarks use it).
 #
 #   cluster.sh start   DIR N BASEPORT [DB]   init (once) and start N members
+#   cluster.sh single  DIR PORT [DB]         init (once) and start one plain
+#                                            server without rdma_exchange
 #   cluster.sh stop    DIR                   stop every member
 #   cluster.sh destroy DIR                   stop, then remove DIR
 #   cluster.sh psql    DIR I [PSQL ARGS...]  psql to member I
@@ -19,6 +21,11 @@
 # every member and, on member 0, add_node()s every member in order.
 # `start` is safe to repeat: running servers, databases, the extension and
 # nodes already present are kept.
+#
+# `single` makes the single-server baseline of the demo and the benchmarks:
+# the same settings, without the extension's library and settings; with
+# DB it creates the database only.  The other commands treat it as a
+# cluster of one member.
 #
 # Authentication is `trust` for local and 127.0.0.1 connections: these are
 # throwaway test clusters, never reachable from another machine.
@@ -95,16 +102,18 @@ init_member() {
 	key=$(cat "$dir/cluster_key")
 	rx_as_user "$PGBIN/initdb" -D "$pgdata" -A trust -E UTF8 --locale=C --no-sync >/dev/null \
 		|| die "initdb of member $i in $pgdata failed"
+	local rx_conf="shared_preload_libraries = 'rdma_exchange'
+rdma_exchange.fabric_provider = 'udp'
+rdma_exchange.fabric_address = '127.0.0.1:$((port + 100))'
+rdma_exchange.cluster_key = '$key'"
+	[ "$plain" = 0 ] || rx_conf="# plain server: no rdma_exchange"
 	rx_as_user tee -a "$pgdata/postgresql.conf" >/dev/null <<EOF
 
 # ---- rdma_exchange test cluster (test/cluster.sh), member $i ----
 port = $port
 listen_addresses = '127.0.0.1'
 unix_socket_directories = '$dir'
-shared_preload_libraries = 'rdma_exchange'
-rdma_exchange.fabric_provider = 'udp'
-rdma_exchange.fabric_address = '127.0.0.1:$((port + 100))'
-rdma_exchange.cluster_key = '$key'
+$rx_conf
 max_connections = 100
 shared_buffers = 128MB
 work_mem = 16MB
@@ -174,10 +183,21 @@ cmd_start() {
 			tail -n 50 "$dir/m$i.log" >&2 || true
 			exit 1
 		fi
-		echo "member $i started on port $((baseport + i)) (fabric 127.0.0.1:$((baseport + 100 + i)))"
+		if [ "$plain" = 1 ]; then
+			echo "single server started on port $baseport"
+		else
+			echo "member $i started on port $((baseport + i)) (fabric 127.0.0.1:$((baseport + 100 + i)))"
+		fi
 	done
 
 	[ -n "$want_db" ] || return 0
+	if [ "$plain" = 1 ]; then
+		if [ "$(member_sql 0 postgres -c "SELECT count(*) FROM pg_database WHERE datname = '$db'")" = 0 ]; then
+			rx_as_user "$PGBIN/createdb" -h "$dir" -p "$baseport" "$db" || die "createdb $db failed"
+		fi
+		echo "database $db ready on the single server"
+		return 0
+	fi
 	for ((i = 0; i < nmembers; i++)); do
 		if [ "$(member_sql "$i" postgres -c "SELECT count(*) FROM pg_database WHERE datname = '$db'")" = 0 ]; then
 			rx_as_user "$PGBIN/createdb" -h "$dir" -p $((baseport + i)) "$db" \
@@ -276,8 +296,13 @@ case "$dir" in /*) ;; *) dir="$(pwd)/$dir" ;; esac
 shift
 rx_pgbin
 
+plain=0
 case "$sub" in
 	start) cmd_start "$@" ;;
+	single)
+		[ $# -ge 2 ] && [ $# -le 3 ] || usage
+		plain=1
+		cmd_start start 1 "$2" ${3:+"$3"} ;;
 	stop) cmd_stop "$@" ;;
 	destroy) cmd_destroy "$@" ;;
 	psql) cmd_psql "$@" ;;
