@@ -81,6 +81,11 @@ for d in sql expected input output data; do
 	[ -d "$top/$d" ] && cp -rL "$top/$d" "$work/src/"
 done
 cp -rL "$here" "$work/src/test"
+# the TPC-H test loads data with bench/tpch (generator sources, scripts,
+# queries), not the benchmark's results
+mkdir -p "$work/src/bench/tpch"
+(cd "$top/bench/tpch" && tar -cf - --exclude=results --exclude=dbgen/rx_dbgen .) |
+	(cd "$work/src/bench/tpch" && tar -xf -)
 mkdir -p "$work/regress" "$work/tap"
 if [ "$(id -u)" -eq 0 ]; then
 	chown -R "$RX_TEST_USER:" "$work"

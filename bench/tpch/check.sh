@@ -8,8 +8,8 @@
 # a or b) on the server libpq's environment names (PGHOST, PGPORT,
 # PGDATABASE, PGUSER); LOCAL_SCHEMA the same data as plain tables (layout
 # local) on the server of RX_LOCAL_PORT and RX_LOCAL_DB (default: the same
-# server and database).  Queries: bench/tpch/queries/q*.sql, or those named
-# by RX_QUERIES (e.g. "q02 q17").
+# server and database).  Queries: the q*.sql files of RX_QUERY_DIR (default
+# bench/tpch/queries), or those named by RX_QUERIES (e.g. "q02 q17").
 #
 # Answers are compared as a user would: rows sorted, numbers with more
 # decimals than a TPC-H report prints rounded to 2 (the sums and averages
@@ -31,7 +31,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 [ -z "$outdir" ] || mkdir -p "$outdir"
 
-queries=${RX_QUERIES:-$(cd "$here/queries" && ls q*.sql | sed 's/\.sql$//')}
+qdir=${RX_QUERY_DIR:-$here/queries}
+queries=${RX_QUERIES:-$(cd "$qdir" && ls q*.sql | sed 's/\.sql$//')}
 
 # run_query SCHEMA PORT DB FILE OUT: the answer, rows sorted and numbers
 # rounded; the first line of OUT is the wall time in ms
@@ -54,7 +55,7 @@ run_query() {
 
 failed=0
 for q in $queries; do
-	file=$here/queries/$q.sql
+	file=$qdir/$q.sql
 	if ! run_query "$dist" "${PGPORT:-5432}" "${PGDATABASE:-}" "$file" "$tmp/dist"; then
 		printf '%s  FAILED on the cluster: %s\n' "$q" "$(tr '\n' ' ' <"$tmp/dist.err")"
 		failed=1

@@ -76,8 +76,7 @@ typedef struct WBuf
 	TimestampTz sent_at;		/* 0: not sent yet */
 	uint8		inflight;		/* sends not completed */
 	uint8		tries;			/* retransmissions so far */
-	bool		acked;			/* free at send completion */
-	bool		orphan;			/* port gone: free at send completion */
+	bool		acked;			/* released: free at send completion */
 } WBuf;
 
 typedef struct WSend
@@ -365,13 +364,25 @@ transmit(WPort *w, int b, int dst, bool retransmission)
 		rx_count(RXC_RETRANSMISSIONS, 1);
 }
 
+/*
+ * A sent buffer nobody needs any more (acknowledged, or its stream or port
+ * is gone): free it now, or at its send completion if the NIC still reads
+ * it.  Such a buffer leaves its port at once: close_port() frees what its
+ * port still owns, and must not free this one under the NIC's feet (the
+ * completion would then free it a second time, possibly after the pool had
+ * handed it to another exchange).
+ */
 static void
 release_sent(int b)
 {
 	WBuf	   *wb = &wbufs[b];
 
 	if (wb->inflight > 0)
+	{
 		wb->acked = true;
+		bufpool_desc(b)->owner = RX_BUF_NO_OWNER;
+		bufpool_desc(b)->owner_gen = 0;
+	}
 	else
 		bufpool_put(b);
 }
@@ -1004,9 +1015,9 @@ poll_send(void)
 			wb->inflight--;
 		if (c[i].err != 0)
 			wb->sent_at = now;	/* retransmitted by the timer */
-		if (wb->inflight == 0 && (wb->acked || wb->orphan))
+		if (wb->inflight == 0 && wb->acked)
 		{
-			wb->acked = wb->orphan = false;
+			wb->acked = false;
 			bufpool_put(c[i].bufid);
 		}
 	}
@@ -1167,17 +1178,7 @@ close_port(int slot)
 		for (int i = 0; i < w->nsend * w->nmembers; i++)
 		{
 			while ((b = rx_buflist_pop(&w->send[i].unacked)) >= 0)
-			{
-				if (wbufs[b].inflight > 0)
-				{
-					/* the NIC still reads it: free at completion */
-					wbufs[b].orphan = true;
-					bufpool_desc(b)->owner = RX_BUF_NO_OWNER;
-					bufpool_desc(b)->owner_gen = 0;
-				}
-				else
-					bufpool_put(b);
-			}
+				release_sent(b);
 		}
 		for (int i = 0; i < w->nrecv * w->nmembers; i++)
 		{
@@ -1264,7 +1265,7 @@ drain_submit(WPort *w)
 		wbufs[b].sent_at = 0;
 		wbufs[b].inflight = 0;
 		wbufs[b].tries = 0;
-		wbufs[b].acked = wbufs[b].orphan = false;
+		wbufs[b].acked = false;
 		bufpool_desc(b)->owner = p->slot;
 		bufpool_desc(b)->owner_gen = w->gen;
 		rx_buflist_push(&ws->unacked, b);
