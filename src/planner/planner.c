@@ -37,6 +37,7 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "optimizer/cost.h"
+#include "optimizer/paths.h"
 #include "optimizer/optimizer.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -56,6 +57,7 @@
 
 static planner_hook_type prev_planner_hook = NULL;
 static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
+static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 
 /* members of the cluster while planning a distributed query, else 0 */
 static int	planning_nmembers = 0;
@@ -736,6 +738,47 @@ rx_get_relation_info(PlannerInfo *root, Oid relid, bool inhparent,
 	}
 }
 
+/*
+ * What a non-partial path over a distributed table really costs.  Only a
+ * partial scan reads each member's part where it lies; any other scan of
+ * the table (a Hash's inner side in a fragment, or the serial part's scan)
+ * needs all its rows in one place: broadcast to every member, or gathered
+ * to the coordinator (fallback.c), at the price PostgreSQL charges a
+ * Gather per row.  A parameterized path is worse: in the serial part its
+ * index conditions cannot reach the members, so each rescan filters every
+ * gathered row.  Without this, PostgreSQL takes a nested loop over an
+ * index of a distributed table for a cheap plan, and each loop then reads
+ * the whole table (TPC-H Q2, Q17: a thousand times 800,000 rows).
+ */
+static void
+rx_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
+					RangeTblEntry *rte)
+{
+	if (prev_set_rel_pathlist_hook)
+		prev_set_rel_pathlist_hook(root, rel, rti, rte);
+
+	if (planning_nmembers > 0 && rte->rtekind == RTE_RELATION &&
+		rel->reloptkind == RELOPT_BASEREL)
+	{
+		RxTableDist dist;
+		ListCell   *lc;
+
+		rx_table_distribution(rte->relid, &dist);
+		if (dist.method != RX_DIST_HASH)
+			return;
+		foreach(lc, rel->pathlist)
+		{
+			Path	   *path = lfirst(lc);
+			Cost		move = rel->rows * parallel_tuple_cost;
+
+			path->startup_cost += move;
+			path->total_cost += move;
+			if (path->param_info != NULL)
+				path->total_cost += rel->rows * cpu_operator_cost;
+		}
+	}
+}
+
 void
 rx_planner_init(void)
 {
@@ -743,4 +786,6 @@ rx_planner_init(void)
 	planner_hook = rx_planner;
 	prev_get_relation_info_hook = get_relation_info_hook;
 	get_relation_info_hook = rx_get_relation_info;
+	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
+	set_rel_pathlist_hook = rx_set_rel_pathlist;
 }
