@@ -100,10 +100,9 @@ rx_make_receive(Plan *child, int exchange_id, RxReceiveKind kind,
 									   makeInteger(kind),
 									   makeInteger(materialize),
 									   makeInteger(fallback));
-	cscan->custom_private = lappend(cscan->custom_private, NIL);
-	cscan->custom_private = lappend(cscan->custom_private, NIL);
-	cscan->custom_private = lappend(cscan->custom_private, NIL);
-	cscan->custom_private = lappend(cscan->custom_private, NIL);
+	/* 4-7: merge keys, 8-11: lookup keys */
+	for (int i = 0; i < 8; i++)
+		cscan->custom_private = lappend(cscan->custom_private, NIL);
 	return cscan;
 }
 
@@ -127,6 +126,17 @@ rx_receive_set_merge(CustomScan *receive, int nkeys, AttrNumber *cols,
 	list_nth_cell(receive->custom_private, 5)->ptr_value = lops;
 	list_nth_cell(receive->custom_private, 6)->ptr_value = lcolls;
 	list_nth_cell(receive->custom_private, 7)->ptr_value = lnulls;
+}
+
+void
+rx_receive_set_lookup(CustomScan *receive, List *cols, List *col_hash,
+					  List *param_hash, List *collations, List *param_exprs)
+{
+	list_nth_cell(receive->custom_private, 8)->ptr_value = cols;
+	list_nth_cell(receive->custom_private, 9)->ptr_value = col_hash;
+	list_nth_cell(receive->custom_private, 10)->ptr_value = param_hash;
+	list_nth_cell(receive->custom_private, 11)->ptr_value = collations;
+	receive->custom_exprs = param_exprs;
 }
 
 bool
@@ -185,6 +195,23 @@ rx_receive_info(CustomScan *cscan, RxReceiveInfo *info)
 		info->sort_ops[i] = lfirst_oid(b);
 		info->sort_collations[i] = lfirst_oid(c);
 		info->sort_nulls_first[i] = lfirst_int(d) != 0;
+		i++;
+	}
+
+	cols = (List *) list_nth(p, 8);
+	info->nlookup = list_length(cols);
+	info->lookup_cols = palloc(sizeof(AttrNumber) * (info->nlookup + 1));
+	info->lookup_col_hash = palloc(sizeof(Oid) * (info->nlookup + 1));
+	info->lookup_param_hash = palloc(sizeof(Oid) * (info->nlookup + 1));
+	info->lookup_collations = palloc(sizeof(Oid) * (info->nlookup + 1));
+	i = 0;
+	forfour(a, cols, b, (List *) list_nth(p, 9), c, (List *) list_nth(p, 10),
+			d, (List *) list_nth(p, 11))
+	{
+		info->lookup_cols[i] = lfirst_int(a);
+		info->lookup_col_hash[i] = lfirst_oid(b);
+		info->lookup_param_hash[i] = lfirst_oid(c);
+		info->lookup_collations[i] = lfirst_oid(d);
 		i++;
 	}
 }

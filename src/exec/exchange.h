@@ -77,6 +77,12 @@ typedef struct RxReceiveInfo
 	Oid		   *sort_ops;
 	Oid		   *sort_collations;
 	bool	   *sort_nulls_first;
+	/* fallback: kept rows looked up by these columns (lookup.c) */
+	int			nlookup;
+	AttrNumber *lookup_cols;
+	Oid		   *lookup_col_hash;	/* hash functions of the columns */
+	Oid		   *lookup_param_hash;	/* ... of the looked-up values */
+	Oid		   *lookup_collations;
 } RxReceiveInfo;
 
 extern CustomScan *rx_make_shuffle(Plan *child, int exchange_id, RxRoute route,
@@ -89,6 +95,11 @@ extern CustomScan *rx_make_receive(Plan *child, int exchange_id,
 extern void rx_receive_set_merge(CustomScan *receive, int nkeys,
 								 AttrNumber *cols, Oid *ops, Oid *collations,
 								 bool *nulls_first);
+
+/* the looked-up values are the receive's custom_exprs */
+extern void rx_receive_set_lookup(CustomScan *receive, List *cols,
+								  List *col_hash, List *param_hash,
+								  List *collations, List *param_exprs);
 
 extern bool rx_is_shuffle(Plan *plan);
 extern bool rx_is_receive(Plan *plan);

@@ -73,6 +73,7 @@ typedef struct RxReceiveState
 	int64		replayed;
 	bool		replaying;
 	bool		stopped_early;	/* shut down before the end of the rows */
+	struct RxLookup *lookup;	/* fallback: kept rows hashed (lookup.c) */
 	int			eflags;
 	double		data_wait_ms;
 

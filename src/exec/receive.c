@@ -14,7 +14,9 @@
  * members' sorted streams like Gather Merge.
  *
  * Rescan: with materialize (set by the planner, or when the parent asks
- * for rewinds) every returned row is kept and replayed.  Otherwise a gather
+ * for rewinds) every returned row is kept and replayed; a fallback gather
+ * with lookup keys keeps its rows hashed instead, and a rescan returns
+ * only those whose keys hash like the current parameters (lookup.c).  Otherwise a gather
  * is shipped again; an exchange inside a fragment cannot restart (the
  * planner never puts one where it would have to).
  *
@@ -35,6 +37,7 @@
 #include "cluster/metadata.h"
 #include "exec/exchange.h"
 #include "exec/exchange_state.h"
+#include "exec/lookup.h"
 #include "transport/transport.h"
 
 static Node *receive_create_state(CustomScan *cscan);
@@ -100,7 +103,8 @@ receive_begin(CustomScanState *node, EState *estate, int eflags)
 	/* rows come out of tuplestores as minimal tuples */
 	r->recv_slot = ExecInitExtraTupleSlot(estate, desc, &TTSOpsMinimalTuple);
 
-	if (r->info.materialize)
+	r->lookup = rx_lookup_create(&r->info, cscan->custom_exprs, &node->ss.ps);
+	if (r->info.materialize && r->lookup == NULL)
 		r->store = tuplestore_begin_heap(false, false, work_mem);
 
 	if (r->info.kind == RX_RECEIVE_SHUFFLE)
@@ -292,12 +296,35 @@ receive_next_live(RxReceiveState *r)
 		: receive_next_unordered(r);
 }
 
+/* all rows kept, hashed; then those that hash like the parameters */
+static TupleTableSlot *
+receive_lookup(RxReceiveState *r)
+{
+	if (!r->finished)
+	{
+		for (;;)
+		{
+			/* not inside TupIsNull(), which evaluates its argument twice */
+			TupleTableSlot *slot = receive_next_live(r);
+
+			if (TupIsNull(slot))
+				break;
+			rx_lookup_add(r->lookup, slot);
+		}
+		r->finished = true;
+		rx_lookup_done(r->lookup);
+	}
+	return rx_lookup_next(r->lookup, r->css.ss.ps.ps_ExprContext, r->recv_slot);
+}
+
 static TupleTableSlot *
 receive_access(ScanState *ss)
 {
 	RxReceiveState *r = (RxReceiveState *) ss;
 	TupleTableSlot *slot;
 
+	if (r->lookup)
+		return receive_lookup(r);
 	if (r->replaying)
 	{
 		/* never read past the last stored row: the pointer would stick */
@@ -372,6 +399,12 @@ receive_rescan(CustomScanState *node)
 											 fragment->extParam);
 
 	ExecScanReScan(&node->ss);
+	if (r->lookup && !params_changed)
+	{
+		/* a fallback has no parameters of its own: its rows stay */
+		rx_lookup_restart(r->lookup);
+		return;
+	}
 	if (r->store && !params_changed && !r->stopped_early)
 	{
 		/* replay what was read, then go on reading where we stopped */
@@ -397,6 +430,8 @@ receive_rescan(CustomScanState *node)
 	r->stored = r->replayed = 0;
 	if (r->store)
 		tuplestore_clear(r->store);
+	if (r->lookup)
+		rx_lookup_reset(r->lookup);
 }
 
 static void
@@ -421,6 +456,8 @@ receive_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 							"distributed scan gathered to the coordinator for a serial plan part", es);
 	if (r->info.materialize)
 		ExplainPropertyBool("Materialized", true, es);
+	if (r->info.nlookup > 0)
+		ExplainPropertyInteger("Hashed Lookup Keys", NULL, r->info.nlookup, es);
 	if (es->analyze)
 		rx_explain_member_stats(&r->stats, false, true, es);
 	if (es->analyze && es->timing && r->info.kind == RX_RECEIVE_GATHER)

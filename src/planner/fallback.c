@@ -95,6 +95,63 @@ refuse(Scan *scan, RangeTblEntry *rte, const char *why)
 			 errdetail("%s", why)));
 }
 
+/*
+ * Conditions column = value, with value computed from the serial part's
+ * parameters (a nested loop's outer row), and a hashable equality: the
+ * RECEIVE hashes its kept rows by those columns (lookup.c), so that a
+ * rescan does not filter every row.  quals are already mapped to the
+ * fragment's output (INDEX_VAR).
+ */
+static void
+set_lookup_keys(CustomScan *receive, List *quals)
+{
+	List	   *cols = NIL,
+			   *col_hash = NIL,
+			   *param_hash = NIL,
+			   *collations = NIL,
+			   *values = NIL;
+	ListCell   *lc;
+
+	foreach(lc, quals)
+	{
+		OpExpr	   *op = lfirst(lc);
+		Node	   *l,
+				   *r;
+		Oid			lhash,
+					rhash;
+		bool		col_left;
+
+		if (!IsA(op, OpExpr) || list_length(op->args) != 2)
+			continue;
+		l = linitial(op->args);
+		r = lsecond(op->args);
+		while (IsA(l, RelabelType))
+			l = (Node *) ((RelabelType *) l)->arg;
+		while (IsA(r, RelabelType))
+			r = (Node *) ((RelabelType *) r)->arg;
+		if (IsA(l, Var) && ((Var *) l)->varno == INDEX_VAR &&
+			!contain_var_clause(r))
+			col_left = true;
+		else if (IsA(r, Var) && ((Var *) r)->varno == INDEX_VAR &&
+				 !contain_var_clause(l))
+			col_left = false;
+		else
+			continue;
+		if (contain_volatile_functions(col_left ? r : l) ||
+			!op_hashjoinable(op->opno, exprType(linitial(op->args))) ||
+			!get_op_hash_functions(op->opno, &lhash, &rhash))
+			continue;
+		cols = lappend_int(cols, ((Var *) (col_left ? l : r))->varattno);
+		col_hash = lappend_oid(col_hash, col_left ? lhash : rhash);
+		param_hash = lappend_oid(param_hash, col_left ? rhash : lhash);
+		collations = lappend_oid(collations, op->inputcollid);
+		values = lappend(values, col_left ? lsecond(op->args) : linitial(op->args));
+	}
+	if (cols != NIL)
+		rx_receive_set_lookup(receive, cols, col_hash, param_hash, collations,
+							  values);
+}
+
 /* the index order of an index scan, as sort keys on table columns */
 typedef struct IndexOrder
 {
@@ -274,6 +331,7 @@ rx_fallback_scan(RxPlanContext *ctx, Scan *scan)
 	receive->scan.plan.targetlist = (List *)
 		map_to_index_var((Node *) scan->plan.targetlist, &map);
 	receive->scan.plan.qual = (List *) map_to_index_var((Node *) kept, &map);
+	set_lookup_keys(receive, receive->scan.plan.qual);
 	receive->scan.plan.initPlan = scan->plan.initPlan;
 	receive->scan.plan.extParam = bms_copy(scan->plan.extParam);
 	receive->scan.plan.allParam = bms_copy(scan->plan.allParam);
