@@ -14,7 +14,8 @@
 #
 # Safe to run twice: running servers are kept, and so are TPC-H data of
 # the scale factor asked for (a load that succeeded records its scale
-# factor in the comment of schema tpch; another scale factor reloads).
+# factor in the comment of schema tpch; another scale factor, or changed
+# bench/tpch/schema.sql or generator, reloads).
 # The extension must already be installed (make demo does that).
 #
 # Layout of RX_DEMO_DIR:
@@ -82,11 +83,17 @@ demo_psql() {
 # port from RX_DEMO_PORT on (steps of 10) whose member and transport ports
 # are free and whose PORT+10 is free for the single server.
 choose_ports() {
+	# the first line of `cluster.sh ports` (not through head: with
+	# pipefail, cluster.sh writing into a closed pipe would end this
+	# script)
+	local ports
 	if [ -f "$cdir/cluster.env" ]; then
-		port=$(bash "$here/cluster.sh" ports "$cdir" | head -n 1)
+		ports=$(bash "$here/cluster.sh" ports "$cdir")
+		port=${ports%%$'\n'*}
 	fi
 	if [ -f "$sdir/cluster.env" ]; then
-		sport=$(bash "$here/cluster.sh" ports "$sdir" | head -n 1)
+		ports=$(bash "$here/cluster.sh" ports "$sdir")
+		sport=${ports%%$'\n'*}
 	fi
 	if [ -z "$port" ]; then
 		local p=${RX_DEMO_PORT:-55432}
@@ -119,11 +126,15 @@ or set RX_DEMO_DIR to another directory"
 	bash "$here/cluster.sh" single "$sdir" "$sport" "$db" >&2
 }
 
-# The comment of schema tpch after a successful load: which data it holds.
+# The comment of schema tpch after a successful load: which data it holds
+# (scale factor, layout, and a checksum of the table definitions and the
+# generator, so that data made by an older bench/tpch is loaded again).
 # load.sh drops and recreates the schema, so a load that fails half-way
 # leaves no comment and the next run loads again.
 data_tag() {
-	echo "rdma_exchange demo: TPC-H SF $sf, layout $1"
+	local sum
+	sum=$(cat "$top/bench/tpch/schema.sql" "$top/bench/tpch/dbgen/rx_dbgen.c" | md5sum | cut -c1-12)
+	echo "rdma_exchange demo: TPC-H SF $sf, layout $1, bench/tpch $sum"
 }
 
 # load_tpch PORT LAYOUT NAME SERVERDIR: loads TPC-H at the scale factor
@@ -165,8 +176,10 @@ run_queries() {
 
 	printf '\n===== TPC-H SF %s: %d queries, cluster (%d members, layout a) vs. single server =====\n' \
 		"$sf" "$nqueries" "$nmembers"
-	PATH="$PGBIN:$PATH" PGHOST=127.0.0.1 PGPORT=$port PGUSER=$RX_TEST_USER PGDATABASE=$db \
-		RX_LOCAL_PORT=$sport RX_LOCAL_DB=$db \
+	# all 22 queries of bench/tpch/queries, whatever RX_QUERIES says
+	env -u RX_QUERIES -u RX_QUERY_DIR \
+		PATH="$PGBIN:$PATH" PGHOST=127.0.0.1 PGPORT="$port" PGUSER="$RX_TEST_USER" PGDATABASE=$db \
+		RX_LOCAL_PORT="$sport" RX_LOCAL_DB=$db \
 		bash "$top/bench/tpch/check.sh" "$schema" "$schema" "$results" | tee "$results/check.txt" \
 		|| rc=$?
 	out=$(cat "$results/check.txt")

@@ -33,6 +33,20 @@
  *	  operations, nested subqueries).
  * Anything else is left alone and planned as before.
  *
+ * Only the groups some outer row can join are needed.  When every o.k
+ * belongs to one table R, the derived table also gets
+ *	 AND (t.k) IN (SELECT R.k FROM R WHERE <q's filters on R alone>)
+ * (semi-join reduction, "magic sets"): TPC-H Q17 then averages the
+ * lineitem rows of the 200 parts it asks about, not of all 200,000.
+ *
+ * Likewise  x NOT IN (SELECT y FROM T WHERE c)  becomes
+ * NOT EXISTS (SELECT y FROM T WHERE c AND x = y)  when neither x nor y can
+ * be NULL (columns declared NOT NULL, of tables on no outer join's
+ * nullable side), where the two are the same.  PostgreSQL plans NOT IN as
+ * a hashed SubPlan, which runs in the serial part and so gathers the
+ * outer table to the coordinator (TPC-H Q16: all of partsupp); NOT EXISTS
+ * becomes an anti join the members run.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -40,11 +54,14 @@
 #include "access/htup_details.h"
 #include "access/transam.h"
 #include "catalog/pg_aggregate.h"
+#include "catalog/pg_attribute.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/pathnodes.h"
 #include "optimizer/optimizer.h"
 #include "parser/parse_oper.h"
+#include "parser/parsetree.h"
+#include "rewrite/rewriteManip.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
@@ -237,19 +254,147 @@ plain_aggregate_query(Query *sub)
 }
 
 /*
+ * Does the conjunct refer to nothing but table rti of the query it is in
+ * (uncorrelated subqueries allowed), without volatile functions?
+ */
+typedef struct OnlyRel
+{
+	Index		rti;
+	int			depth;
+} OnlyRel;
+
+static bool
+refers_elsewhere_walker(Node *node, OnlyRel *ctx)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+	{
+		Var		   *var = (Var *) node;
+
+		if (var->varlevelsup < ctx->depth)
+			return false;		/* a subquery's own column */
+		return var->varlevelsup > ctx->depth || ctx->depth > 0 ||
+			var->varno != ctx->rti;
+	}
+	if (IsA(node, Aggref) || IsA(node, GroupingFunc) ||
+		IsA(node, PlaceHolderVar) || IsA(node, WindowFunc))
+		return true;
+	if (IsA(node, Query))
+	{
+		bool		result;
+
+		ctx->depth++;
+		result = query_tree_walker((Query *) node, refers_elsewhere_walker,
+								   (void *) ctx, 0);
+		ctx->depth--;
+		return result;
+	}
+	return expression_tree_walker(node, refers_elsewhere_walker, (void *) ctx);
+}
+
+static bool
+refers_only_to(Node *qual, Index rti)
+{
+	OnlyRel		ctx = {rti, 0};
+
+	return !refers_elsewhere_walker(qual, &ctx) &&
+		!contain_volatile_functions(qual);
+}
+
+/*
+ * Adds  AND (t.k1, ...) IN (SELECT R.k1, ... FROM R WHERE ...)  to the
+ * derived table sub, when every correlation's outer column is of one table
+ * R of q; conjuncts are q's WHERE clause (the SubLink's own excluded).
+ */
+static void
+add_key_filter(Query *q, List *conjuncts, Node *except, Query *sub,
+			   List *correlations)
+{
+	Correlation *first = linitial(correlations);
+	Index		r = first->outer->varno;
+	RangeTblEntry *rte;
+	Query	   *keys;
+	List	   *filters = NIL;
+	List	   *tests = NIL;
+	SubLink    *in;
+	RangeTblRef *rtr;
+	ListCell   *lc;
+
+	if (r > list_length(q->rtable))
+		return;
+	rte = rt_fetch(r, q->rtable);
+	if (rte->rtekind != RTE_RELATION)
+		return;
+	foreach(lc, correlations)
+		if (((Correlation *) lfirst(lc))->outer->varno != r)
+			return;
+	foreach(lc, conjuncts)
+		if (lfirst(lc) != except && refers_only_to(lfirst(lc), r))
+			filters = lappend(filters, copyObject(lfirst(lc)));
+
+	keys = makeNode(Query);
+	keys->commandType = CMD_SELECT;
+	keys->querySource = QSRC_ORIGINAL;
+	keys->canSetTag = true;
+	keys->rtable = list_make1(copyObject(rte));
+	rtr = makeNode(RangeTblRef);
+	rtr->rtindex = 1;
+	ChangeVarNodes((Node *) filters, r, 1, 0);
+	keys->jointree = makeFromExpr(list_make1(rtr),
+								  (Node *) make_ands_explicit(filters));
+	keys->hasSubLinks = checkExprHasSubLink((Node *) filters);
+	foreach(lc, correlations)
+	{
+		Correlation *c = lfirst(lc);
+		int			i = foreach_current_index(lc) + 1;
+		Param	   *param = makeNode(Param);
+
+		keys->targetList = lappend(keys->targetList,
+								   makeTargetEntry((Expr *) makeVar(1, c->outer->varattno,
+																	c->outer->vartype,
+																	c->outer->vartypmod,
+																	c->outer->varcollid, 0),
+												   i, psprintf("key%d", i), false));
+		param->paramkind = PARAM_SUBLINK;
+		param->paramid = i;
+		param->paramtype = c->outer->vartype;
+		param->paramtypmod = c->outer->vartypmod;
+		param->paramcollid = c->outer->varcollid;
+		param->location = -1;
+		tests = lappend(tests,
+						make_opclause(c->qual->opno, BOOLOID, false,
+									  (Expr *) copyObject(c->inner), (Expr *) param,
+									  c->qual->opcollid, c->qual->inputcollid));
+	}
+
+	in = makeNode(SubLink);
+	in->subLinkType = ANY_SUBLINK;
+	in->subLinkId = 0;
+	in->testexpr = (Node *) make_ands_explicit(tests);
+	in->operName = list_make1(makeString(pstrdup("=")));
+	in->subselect = (Node *) keys;
+	in->location = -1;
+	sub->jointree->quals = (Node *)
+		make_ands_explicit(lappend(make_ands_implicit((Expr *) sub->jointree->quals),
+								   in));
+	sub->hasSubLinks = true;
+}
+
+/*
  * Tries the rewrite on one conjunct of q's WHERE clause.  Returns the
  * conjuncts that replace it (the comparison with the derived table's
  * column, then the join conditions), or NIL if it does not apply; on
  * success the derived table has been added to q's FROM list.
  */
 static List *
-decorrelate_conjunct(Query *q, Node *qual)
+decorrelate_conjunct(Query *q, List *conjuncts, Node *qual)
 {
 	OpExpr	   *cmp;
 	SubLink    *sublink;
 	int			sublink_arg;
 	Query	   *sub;
-	List	   *conjuncts;
+	List	   *sub_conjuncts;
 	List	   *correlations = NIL;
 	List	   *rest = NIL;
 	List	   *colnames;
@@ -282,8 +427,8 @@ decorrelate_conjunct(Query *q, Node *qual)
 		return NIL;
 
 	/* split the subquery's WHERE clause into correlations and the rest */
-	conjuncts = make_ands_implicit((Expr *) sub->jointree->quals);
-	foreach(lc, conjuncts)
+	sub_conjuncts = make_ands_implicit((Expr *) sub->jointree->quals);
+	foreach(lc, sub_conjuncts)
 	{
 		Correlation c;
 
@@ -305,6 +450,7 @@ decorrelate_conjunct(Query *q, Node *qual)
 	sub->jointree->quals = (Node *) make_ands_explicit(copyObject(rest));
 	if (has_outer_refs((Node *) sub))
 		return NIL;
+	add_key_filter(q, conjuncts, qual, sub, correlations);
 
 	/* SELECT e, t.k1, t.k2, ... GROUP BY t.k1, t.k2, ... */
 	value_tle = linitial_node(TargetEntry, sub->targetList);
@@ -381,6 +527,115 @@ decorrelate_conjunct(Query *q, Node *qual)
 	return result;
 }
 
+/* does the query's FROM clause have an outer join? */
+static bool
+has_outer_join_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, JoinExpr) && ((JoinExpr *) node)->jointype != JOIN_INNER)
+		return true;
+	if (IsA(node, FromExpr) || IsA(node, JoinExpr) || IsA(node, List))
+		return expression_tree_walker(node, has_outer_join_walker, context);
+	return false;
+}
+
+static bool
+attnotnull(Oid relid, AttrNumber attno)
+{
+	HeapTuple	tup = SearchSysCache2(ATTNUM, ObjectIdGetDatum(relid),
+									  Int16GetDatum(attno));
+	bool		result = false;
+
+	if (HeapTupleIsValid(tup))
+	{
+		result = ((Form_pg_attribute) GETSTRUCT(tup))->attnotnull;
+		ReleaseSysCache(tup);
+	}
+	return result;
+}
+
+/* a column declared NOT NULL of a table in q's range table (level 0) */
+static bool
+is_not_null_column(Query *q, Node *node)
+{
+	Var		   *var;
+	RangeTblEntry *rte;
+
+	node = strip_relabel(node);
+	if (node == NULL || !IsA(node, Var))
+		return false;
+	var = (Var *) node;
+	if (var->varlevelsup != 0 || var->varattno <= 0 ||
+		var->varno > list_length(q->rtable))
+		return false;
+	rte = rt_fetch(var->varno, q->rtable);
+	return rte->rtekind == RTE_RELATION &&
+		attnotnull(rte->relid, var->varattno) &&
+		!has_outer_join_walker((Node *) q->jointree->fromlist, NULL);
+}
+
+/*
+ * NOT (x op ANY (SELECT y ...)) with an equality op and x, y never NULL:
+ * returns NOT EXISTS (SELECT y ... AND x op y), or NULL.
+ */
+static Node *
+not_in_to_not_exists(Query *q, Node *qual)
+{
+	BoolExpr   *not = (BoolExpr *) qual;
+	SubLink    *sublink;
+	OpExpr	   *test;
+	Query	   *sub;
+	TargetEntry *tle;
+	Node	   *x;
+	OpExpr	   *corr;
+	SubLink    *exists;
+
+	if (!IsA(qual, BoolExpr) || not->boolop != NOT_EXPR ||
+		!IsA(linitial(not->args), SubLink))
+		return NULL;
+	sublink = linitial(not->args);
+	if (sublink->subLinkType != ANY_SUBLINK || sublink->testexpr == NULL ||
+		!IsA(sublink->testexpr, OpExpr))
+		return NULL;
+	test = (OpExpr *) sublink->testexpr;
+	if (list_length(test->args) != 2 || !IsA(lsecond(test->args), Param) ||
+		((Param *) lsecond(test->args))->paramkind != PARAM_SUBLINK ||
+		!op_hashjoinable(test->opno, exprType(linitial(test->args))))
+		return NULL;
+	x = linitial(test->args);
+	sub = castNode(Query, sublink->subselect);
+	if (sub->commandType != CMD_SELECT || sub->hasAggs ||
+		sub->groupClause != NIL || sub->groupingSets != NIL ||
+		sub->havingQual != NULL || sub->hasWindowFuncs ||
+		sub->hasTargetSRFs || sub->hasSubLinks ||
+		sub->limitCount != NULL || sub->limitOffset != NULL ||
+		sub->setOperations != NULL || sub->cteList != NIL ||
+		sub->rowMarks != NIL || list_length(sub->targetList) != 1)
+		return NULL;
+	tle = linitial_node(TargetEntry, sub->targetList);
+	if (tle->resjunk || !is_not_null_column(sub, (Node *) tle->expr) ||
+		!is_not_null_column(q, x))
+		return NULL;
+
+	/* x op y inside the subquery: x is one level up there */
+	sub = copyObject(sub);
+	x = copyObject(x);
+	IncrementVarSublevelsUp(x, 1, 0);
+	corr = (OpExpr *) make_opclause(test->opno, BOOLOID, false, (Expr *) x,
+									(Expr *) copyObject(tle->expr),
+									test->opcollid, test->inputcollid);
+	sub->jointree->quals = (Node *)
+		make_ands_explicit(lappend(make_ands_implicit((Expr *) sub->jointree->quals),
+								   corr));
+	exists = makeNode(SubLink);
+	exists->subLinkType = EXISTS_SUBLINK;
+	exists->subLinkId = 0;
+	exists->subselect = (Node *) sub;
+	exists->location = sublink->location;
+	return (Node *) make_notclause((Expr *) exists);
+}
+
 static void decorrelate_query(Query *q);
 
 static bool
@@ -409,11 +664,17 @@ decorrelate_query(Query *q)
 
 		foreach(lc, conjuncts)
 		{
-			List	   *repl = decorrelate_conjunct(q, lfirst(lc));
+			List	   *repl = decorrelate_conjunct(q, conjuncts, lfirst(lc));
+			Node	   *not_exists;
 
 			if (repl != NIL)
 			{
 				result = list_concat(result, repl);
+				changed = true;
+			}
+			else if ((not_exists = not_in_to_not_exists(q, lfirst(lc))) != NULL)
+			{
+				result = lappend(result, not_exists);
 				changed = true;
 			}
 			else

@@ -58,9 +58,13 @@
 static planner_hook_type prev_planner_hook = NULL;
 static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
+static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
 
 /* members of the cluster while planning a distributed query, else 0 */
 static int	planning_nmembers = 0;
+
+/* serial nested loops already charged for gathering (rx_set_join_pathlist) */
+static List *charged_paths = NIL;
 
 static bool
 touches_distributed_walker(Node *node, void *context)
@@ -644,6 +648,7 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 	int			nmembers;
 	int			save_nestlevel;
 	int			save_planning = planning_nmembers;
+	List	   *save_charged = charged_paths;
 	List	   *forward;
 
 	if (!rx_enable || rx_in_fragment() || !IsTransactionState() ||
@@ -672,6 +677,7 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 	{
 		set_planning_gucs(nmembers);
 		planning_nmembers = nmembers;
+		charged_paths = NIL;
 		if (prev_planner_hook)
 			stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
 		else
@@ -680,6 +686,7 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 	PG_FINALLY();
 	{
 		planning_nmembers = save_planning;
+		charged_paths = save_charged;
 		AtEOXact_GUC(true, save_nestlevel);
 	}
 	PG_END_TRY();
@@ -738,44 +745,96 @@ rx_get_relation_info(PlannerInfo *root, Oid relid, bool inhparent,
 	}
 }
 
+static bool
+is_hash_distributed_rel(PlannerInfo *root, RelOptInfo *rel)
+{
+	RxTableDist dist;
+
+	if (rel->reloptkind != RELOPT_BASEREL || rel->rtekind != RTE_RELATION)
+		return false;
+	rx_table_distribution(planner_rt_fetch(rel->relid, root)->relid, &dist);
+	return dist.method == RX_DIST_HASH;
+}
+
 /*
- * What a non-partial path over a distributed table really costs.  Only a
+ * What a non-partial scan of a distributed table really costs.  Only a
  * partial scan reads each member's part where it lies; any other scan of
  * the table (a Hash's inner side in a fragment, or the serial part's scan)
  * needs all its rows in one place: broadcast to every member, or gathered
  * to the coordinator (fallback.c), at the price PostgreSQL charges a
- * Gather per row.  A parameterized path is worse: in the serial part its
- * index conditions cannot reach the members, so each rescan filters every
- * gathered row.  Without this, PostgreSQL takes a nested loop over an
- * index of a distributed table for a cheap plan, and each loop then reads
- * the whole table (TPC-H Q2, Q17: a thousand times 800,000 rows).
+ * Gather per row.
+ *
+ * Parameterized scans are left alone here: as the inner side of a nested
+ * loop in a fragment (co-located, an index lookup per outer row on each
+ * member) nothing moves.  Only a nested loop in the serial part gathers
+ * their table, once; rx_set_join_pathlist() charges that.
  */
 static void
 rx_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 					RangeTblEntry *rte)
 {
+	ListCell   *lc;
+
 	if (prev_set_rel_pathlist_hook)
 		prev_set_rel_pathlist_hook(root, rel, rti, rte);
 
-	if (planning_nmembers > 0 && rte->rtekind == RTE_RELATION &&
-		rel->reloptkind == RELOPT_BASEREL)
+	if (planning_nmembers == 0 || !is_hash_distributed_rel(root, rel))
+		return;
+	foreach(lc, rel->pathlist)
 	{
-		RxTableDist dist;
-		ListCell   *lc;
+		Path	   *path = lfirst(lc);
 
-		rx_table_distribution(rte->relid, &dist);
-		if (dist.method != RX_DIST_HASH)
-			return;
-		foreach(lc, rel->pathlist)
+		if (path->param_info == NULL)
 		{
-			Path	   *path = lfirst(lc);
-			Cost		move = rel->rows * parallel_tuple_cost;
-
-			path->startup_cost += move;
-			path->total_cost += move;
-			if (path->param_info != NULL)
-				path->total_cost += rel->rows * cpu_operator_cost;
+			path->startup_cost += rel->rows * parallel_tuple_cost;
+			path->total_cost += rel->rows * parallel_tuple_cost;
 		}
+	}
+}
+
+/*
+ * A non-partial nested loop over a parameterized scan of a distributed
+ * table runs in the serial part: the scan becomes a gather of every row
+ * that passes its other filters (kept, hashed by the parameters:
+ * lookup.c).  PostgreSQL costs an index lookup per outer row; add the
+ * gather, once, at what PostgreSQL's default parallel_tuple_cost says a
+ * row sent between processes costs (planning runs with a lower one, to
+ * make Gathers of partial plans cheap).  Without it, a nested loop over an index
+ * of lineitem looks cheaper than any distributed plan for TPC-H Q17, and
+ * gathers 6 million rows.  Partial nested loops (in fragments) are not
+ * touched.  The paths are charged after add_path() compared them, so a
+ * path they beat is gone; the Gather paths over partial paths, the
+ * alternative that matters, are added to the join relation afterwards.
+ */
+static void
+rx_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel,
+					 RelOptInfo *outerrel, RelOptInfo *innerrel,
+					 JoinType jointype, JoinPathExtraData *extra)
+{
+	ListCell   *lc;
+
+	if (prev_set_join_pathlist_hook)
+		prev_set_join_pathlist_hook(root, joinrel, outerrel, innerrel,
+									jointype, extra);
+	if (planning_nmembers == 0)
+		return;
+	foreach(lc, joinrel->pathlist)
+	{
+		Path	   *path = lfirst(lc);
+		Path	   *inner;
+		Cost		gather;
+
+		if (path->pathtype != T_NestLoop)
+			continue;
+		inner = ((JoinPath *) path)->innerjoinpath;
+		if (inner->param_info == NULL ||
+			!is_hash_distributed_rel(root, inner->parent) ||
+			list_member_ptr(charged_paths, path))
+			continue;
+		charged_paths = lappend(charged_paths, path);
+		gather = inner->parent->rows * DEFAULT_PARALLEL_TUPLE_COST;
+		path->startup_cost += gather;
+		path->total_cost += gather;
 	}
 }
 
@@ -788,4 +847,6 @@ rx_planner_init(void)
 	get_relation_info_hook = rx_get_relation_info;
 	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
 	set_rel_pathlist_hook = rx_set_rel_pathlist;
+	prev_set_join_pathlist_hook = set_join_pathlist_hook;
+	set_join_pathlist_hook = rx_set_join_pathlist;
 }
