@@ -792,19 +792,71 @@ rx_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	}
 }
 
+/* does the path read rows through a Gather (from the members)? */
+static bool
+path_gathers(Path *path)
+{
+	ListCell   *lc;
+
+	if (path == NULL)
+		return false;
+	switch (nodeTag(path))
+	{
+		case T_GatherPath:
+		case T_GatherMergePath:
+			return true;
+		case T_MaterialPath:
+			return path_gathers(((MaterialPath *) path)->subpath);
+		case T_MemoizePath:
+			return path_gathers(((MemoizePath *) path)->subpath);
+		case T_SortPath:
+		case T_IncrementalSortPath:
+			return path_gathers(((SortPath *) path)->subpath);
+		case T_ProjectionPath:
+			return path_gathers(((ProjectionPath *) path)->subpath);
+		case T_UniquePath:
+			return path_gathers(((UniquePath *) path)->subpath);
+		case T_AggPath:
+			return path_gathers(((AggPath *) path)->subpath);
+		case T_SubqueryScanPath:
+			return path_gathers(((SubqueryScanPath *) path)->subpath);
+		case T_NestPath:
+		case T_MergePath:
+		case T_HashPath:
+			return path_gathers(((JoinPath *) path)->outerjoinpath) ||
+				path_gathers(((JoinPath *) path)->innerjoinpath);
+		case T_AppendPath:
+			foreach(lc, ((AppendPath *) path)->subpaths)
+				if (path_gathers(lfirst(lc)))
+					return true;
+			return false;
+		default:
+			return false;
+	}
+}
+
 /*
- * A non-partial nested loop over a parameterized scan of a distributed
- * table runs in the serial part: the scan becomes a gather of every row
- * that passes its other filters (kept, hashed by the parameters:
- * lookup.c).  PostgreSQL costs an index lookup per outer row; add the
- * gather, once, at what PostgreSQL's default parallel_tuple_cost says a
- * row sent between processes costs (planning runs with a lower one, to
- * make Gathers of partial plans cheap).  Without it, a nested loop over an index
- * of lineitem looks cheaper than any distributed plan for TPC-H Q17, and
- * gathers 6 million rows.  Partial nested loops (in fragments) are not
- * touched.  The paths are charged after add_path() compared them, so a
- * path they beat is gone; the Gather paths over partial paths, the
- * alternative that matters, are added to the join relation afterwards.
+ * Nested loops in the serial part, charged for what PostgreSQL does not
+ * see (the paths are charged after add_path() compared them, so a path
+ * they beat is gone; the Gather paths over partial paths, the alternative
+ * that matters, are added to the join relation afterwards).  Partial
+ * nested loops (in fragments) are not touched.
+ *
+ *  - Over a parameterized scan of a distributed table: the scan becomes a
+ *	  gather of every row that passes its other filters (kept, hashed by the
+ *	  parameters: lookup.c).  PostgreSQL costs an index lookup per outer
+ *	  row; add the gather, once, at what PostgreSQL's default
+ *	  parallel_tuple_cost says a row sent between processes costs (planning
+ *	  runs with a lower one, to make Gathers of partial plans cheap).
+ *	  Without it, a nested loop over an index of lineitem looks cheaper
+ *	  than any distributed plan for TPC-H Q17, and gathers 6 million rows.
+ *  - Rescanning gathered rows with the join condition as a filter: chosen
+ *	  only when PostgreSQL expects a row or two on a side, and a
+ *	  misestimate costs rows x rows comparisons on the coordinator where a
+ *	  hash join on the members costs rows + rows (TPC-H Q21: the anti
+ *	  join's 337,000 rows estimated as 1, 129 million comparisons).  Such
+ *	  loops are treated like enable_nestloop = off treats every nested
+ *	  loop: taken only when nothing else is possible.
  */
 static void
 rx_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel,
@@ -822,19 +874,20 @@ rx_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel,
 	{
 		Path	   *path = lfirst(lc);
 		Path	   *inner;
-		Cost		gather;
+		Cost		charge;
 
-		if (path->pathtype != T_NestLoop)
+		if (path->pathtype != T_NestLoop || list_member_ptr(charged_paths, path))
 			continue;
 		inner = ((JoinPath *) path)->innerjoinpath;
-		if (inner->param_info == NULL ||
-			!is_hash_distributed_rel(root, inner->parent) ||
-			list_member_ptr(charged_paths, path))
+		if (inner->param_info != NULL && is_hash_distributed_rel(root, inner->parent))
+			charge = inner->parent->rows * DEFAULT_PARALLEL_TUPLE_COST;
+		else if (inner->param_info == NULL && path_gathers(inner))
+			charge = disable_cost;
+		else
 			continue;
 		charged_paths = lappend(charged_paths, path);
-		gather = inner->parent->rows * DEFAULT_PARALLEL_TUPLE_COST;
-		path->startup_cost += gather;
-		path->total_cost += gather;
+		path->startup_cost += charge;
+		path->total_cost += charge;
 	}
 }
 
