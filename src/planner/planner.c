@@ -625,7 +625,7 @@ set_planning_gucs(int nmembers)
 	snprintf(workers, sizeof(workers), "%d", Max(nmembers, 1));
 	(void) set_config_option("parallel_setup_cost", "0", PGC_USERSET,
 							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-	(void) set_config_option("parallel_tuple_cost", "0.001", PGC_USERSET,
+	(void) set_config_option("parallel_tuple_cost", "0.01", PGC_USERSET,
 							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 	(void) set_config_option("min_parallel_table_scan_size", "0", PGC_USERSET,
 							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
