@@ -21,9 +21,10 @@
  *	  sends;
  *  - a SCROLL cursor's plan gets a Material, RECEIVE cannot scan backward.
  *
- * Before planning, correlated aggregate subqueries become joins
+ * Before planning, correlated aggregate subqueries and NOT IN become joins
  * (decorrelate.c), so that they run on the members instead of gathering
- * their tables.
+ * their tables; while planning, paths pay for the rows they would move
+ * (costs.c).
  *
  * Reference tables never get partial paths: PostgreSQL then only puts them
  * where each worker reads all of them, which is what a full local copy is.
@@ -37,7 +38,6 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "optimizer/cost.h"
-#include "optimizer/paths.h"
 #include "optimizer/optimizer.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -57,14 +57,15 @@
 
 static planner_hook_type prev_planner_hook = NULL;
 static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
-static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
-static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
 
 /* members of the cluster while planning a distributed query, else 0 */
 static int	planning_nmembers = 0;
 
-/* serial nested loops already charged for gathering (rx_set_join_pathlist) */
-static List *charged_paths = NIL;
+int
+rx_planning_nmembers(void)
+{
+	return planning_nmembers;
+}
 
 static bool
 touches_distributed_walker(Node *node, void *context)
@@ -648,7 +649,7 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 	int			nmembers;
 	int			save_nestlevel;
 	int			save_planning = planning_nmembers;
-	List	   *save_charged = charged_paths;
+	List	   *save_charged;
 	List	   *forward;
 
 	if (!rx_enable || rx_in_fragment() || !IsTransactionState() ||
@@ -673,11 +674,11 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 	rx_decorrelate(parse);
 
 	save_nestlevel = NewGUCNestLevel();
+	save_charged = rx_costs_begin();
 	PG_TRY();
 	{
 		set_planning_gucs(nmembers);
 		planning_nmembers = nmembers;
-		charged_paths = NIL;
 		if (prev_planner_hook)
 			stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
 		else
@@ -686,7 +687,7 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 	PG_FINALLY();
 	{
 		planning_nmembers = save_planning;
-		charged_paths = save_charged;
+		rx_costs_end(save_charged);
 		AtEOXact_GUC(true, save_nestlevel);
 	}
 	PG_END_TRY();
@@ -745,152 +746,6 @@ rx_get_relation_info(PlannerInfo *root, Oid relid, bool inhparent,
 	}
 }
 
-static bool
-is_hash_distributed_rel(PlannerInfo *root, RelOptInfo *rel)
-{
-	RxTableDist dist;
-
-	if (rel->reloptkind != RELOPT_BASEREL || rel->rtekind != RTE_RELATION)
-		return false;
-	rx_table_distribution(planner_rt_fetch(rel->relid, root)->relid, &dist);
-	return dist.method == RX_DIST_HASH;
-}
-
-/*
- * What a non-partial scan of a distributed table really costs.  Only a
- * partial scan reads each member's part where it lies; any other scan of
- * the table (a Hash's inner side in a fragment, or the serial part's scan)
- * needs all its rows in one place: broadcast to every member, or gathered
- * to the coordinator (fallback.c), at the price PostgreSQL charges a
- * Gather per row.
- *
- * Parameterized scans are left alone here: as the inner side of a nested
- * loop in a fragment (co-located, an index lookup per outer row on each
- * member) nothing moves.  Only a nested loop in the serial part gathers
- * their table, once; rx_set_join_pathlist() charges that.
- */
-static void
-rx_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
-					RangeTblEntry *rte)
-{
-	ListCell   *lc;
-
-	if (prev_set_rel_pathlist_hook)
-		prev_set_rel_pathlist_hook(root, rel, rti, rte);
-
-	if (planning_nmembers == 0 || !is_hash_distributed_rel(root, rel))
-		return;
-	foreach(lc, rel->pathlist)
-	{
-		Path	   *path = lfirst(lc);
-
-		if (path->param_info == NULL)
-		{
-			path->startup_cost += rel->rows * parallel_tuple_cost;
-			path->total_cost += rel->rows * parallel_tuple_cost;
-		}
-	}
-}
-
-/* does the path read rows through a Gather (from the members)? */
-static bool
-path_gathers(Path *path)
-{
-	ListCell   *lc;
-
-	if (path == NULL)
-		return false;
-	switch (nodeTag(path))
-	{
-		case T_GatherPath:
-		case T_GatherMergePath:
-			return true;
-		case T_MaterialPath:
-			return path_gathers(((MaterialPath *) path)->subpath);
-		case T_MemoizePath:
-			return path_gathers(((MemoizePath *) path)->subpath);
-		case T_SortPath:
-		case T_IncrementalSortPath:
-			return path_gathers(((SortPath *) path)->subpath);
-		case T_ProjectionPath:
-			return path_gathers(((ProjectionPath *) path)->subpath);
-		case T_UniquePath:
-			return path_gathers(((UniquePath *) path)->subpath);
-		case T_AggPath:
-			return path_gathers(((AggPath *) path)->subpath);
-		case T_SubqueryScanPath:
-			return path_gathers(((SubqueryScanPath *) path)->subpath);
-		case T_NestPath:
-		case T_MergePath:
-		case T_HashPath:
-			return path_gathers(((JoinPath *) path)->outerjoinpath) ||
-				path_gathers(((JoinPath *) path)->innerjoinpath);
-		case T_AppendPath:
-			foreach(lc, ((AppendPath *) path)->subpaths)
-				if (path_gathers(lfirst(lc)))
-					return true;
-			return false;
-		default:
-			return false;
-	}
-}
-
-/*
- * Nested loops in the serial part, charged for what PostgreSQL does not
- * see (the paths are charged after add_path() compared them, so a path
- * they beat is gone; the Gather paths over partial paths, the alternative
- * that matters, are added to the join relation afterwards).  Partial
- * nested loops (in fragments) are not touched.
- *
- *  - Over a parameterized scan of a distributed table: the scan becomes a
- *	  gather of every row that passes its other filters (kept, hashed by the
- *	  parameters: lookup.c).  PostgreSQL costs an index lookup per outer
- *	  row; add the gather, once, at what PostgreSQL's default
- *	  parallel_tuple_cost says a row sent between processes costs (planning
- *	  runs with a lower one, to make Gathers of partial plans cheap).
- *	  Without it, a nested loop over an index of lineitem looks cheaper
- *	  than any distributed plan for TPC-H Q17, and gathers 6 million rows.
- *  - Rescanning gathered rows with the join condition as a filter: chosen
- *	  only when PostgreSQL expects a row or two on a side, and a
- *	  misestimate costs rows x rows comparisons on the coordinator where a
- *	  hash join on the members costs rows + rows (TPC-H Q21: the anti
- *	  join's 337,000 rows estimated as 1, 129 million comparisons).  Such
- *	  loops are treated like enable_nestloop = off treats every nested
- *	  loop: taken only when nothing else is possible.
- */
-static void
-rx_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel,
-					 RelOptInfo *outerrel, RelOptInfo *innerrel,
-					 JoinType jointype, JoinPathExtraData *extra)
-{
-	ListCell   *lc;
-
-	if (prev_set_join_pathlist_hook)
-		prev_set_join_pathlist_hook(root, joinrel, outerrel, innerrel,
-									jointype, extra);
-	if (planning_nmembers == 0)
-		return;
-	foreach(lc, joinrel->pathlist)
-	{
-		Path	   *path = lfirst(lc);
-		Path	   *inner;
-		Cost		charge;
-
-		if (path->pathtype != T_NestLoop || list_member_ptr(charged_paths, path))
-			continue;
-		inner = ((JoinPath *) path)->innerjoinpath;
-		if (inner->param_info != NULL && is_hash_distributed_rel(root, inner->parent))
-			charge = inner->parent->rows * DEFAULT_PARALLEL_TUPLE_COST;
-		else if (inner->param_info == NULL && path_gathers(inner))
-			charge = disable_cost;
-		else
-			continue;
-		charged_paths = lappend(charged_paths, path);
-		path->startup_cost += charge;
-		path->total_cost += charge;
-	}
-}
-
 void
 rx_planner_init(void)
 {
@@ -898,8 +753,5 @@ rx_planner_init(void)
 	planner_hook = rx_planner;
 	prev_get_relation_info_hook = get_relation_info_hook;
 	get_relation_info_hook = rx_get_relation_info;
-	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
-	set_rel_pathlist_hook = rx_set_rel_pathlist;
-	prev_set_join_pathlist_hook = set_join_pathlist_hook;
-	set_join_pathlist_hook = rx_set_join_pathlist;
+	rx_costs_init();
 }

@@ -27,6 +27,14 @@ extern Sort *rx_make_sort(RxPlanContext *ctx, Plan *child, int nkeys,
 						  AttrNumber *cols, Oid *ops, Oid *collations,
 						  bool *nulls_first);
 
+/* members while planning a distributed query, else 0 */
+extern int	rx_planning_nmembers(void);
+
+/* costs.c: the price of moving rows, charged to paths while planning */
+extern void rx_costs_init(void);
+extern List *rx_costs_begin(void);
+extern void rx_costs_end(List *saved);
+
 /* decorrelate.c: correlated aggregate subqueries become joins, in place */
 extern void rx_decorrelate(Query *parse);
 
