@@ -705,8 +705,11 @@ place_join(Placer *pl, Plan **pp, Locus *out)
 										 ((NestLoop *) join)->nestParams,
 										 &key, &family))
 		{
-			join->plan.lefttree = insert_exchange(pl, join->plan.lefttree,
-												  key, family);
+			/* already where the inner rows are: co-located */
+			if (!(lo.kind == LOCUS_HASHED && lo.family == family &&
+				  is_col(key, OUTER_VAR, lo.col)))
+				join->plan.lefttree = insert_exchange(pl, join->plan.lefttree,
+													  key, family);
 			*out = map_locus(shuffled_locus(key, family),
 							 join->plan.targetlist, OUTER_VAR);
 			return true;
