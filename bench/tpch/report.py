@@ -25,6 +25,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
 LAYOUTS = {
     "a": "layout a (distributed: lineitem, orders by orderkey; part, partsupp by partkey; "
@@ -134,7 +135,7 @@ def main():
             s = summarize(sr) if sr else None
             rt = ratio(c and c["ms"], s and s["ms"])
             rc = ratio(c and c["cpu"], s and s["cpu"])
-            mb = "-" if c is None or c["bytes"] is None else f"{c['bytes'] / 1e6:,.2f}"
+            mb = "-" if c is None or c["bytes"] is None else f"{c['bytes'] / 1e6:,.3f}"
             same = c["same"] if c else []
             if not same:
                 verdict = "-"
@@ -158,7 +159,7 @@ def main():
                     slow.append(f"{q} ({rt:.1f}x)")
             for side, x in (("cluster", c), ("single server", s)):
                 if x is not None and x["ok"] < x["n"]:
-                    failures.append(f"- {q} on the {side}: {x['n'] - x['ok']} of {x['n']} runs "
+                    failures.append(f"  - {q} on the {side}: {x['n'] - x['ok']} of {x['n']} runs "
                                     f"{x['status'] if x['ok'] == 0 else 'failed'}"
                                     + (f": `{short_error(x['error'])}`" if x["error"] else ""))
         lines.append("")
@@ -174,7 +175,7 @@ def main():
         lines.append(f"- Queries more than 3 times slower on the cluster: {', '.join(slow) if slow else 'none'}")
         lines.append(f"- Different answers: {', '.join(different) if different else 'none'}"
                      + (f" (first difference in {layout}/qNN.diff.txt)" if different else ""))
-        lines.append("- Failed or timed out: " + ("none" if not failures else ""))
+        lines.append("- Failed or timed out:" + (" none" if not failures else ""))
         lines += failures
         lines.append("")
 
@@ -230,6 +231,9 @@ def main():
     ax.axhline(1.0, color="black", linewidth=1)
     ax.set_yscale("log")
     ax.set_ylim(lo, hi)
+    ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xticks(range(len(queries)))
     ax.set_xticklabels([q.upper() for q in queries], rotation=0, fontsize=8)
     ax.set_ylabel("wall time ratio cluster / single (median)")

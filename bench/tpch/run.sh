@@ -51,6 +51,7 @@
 #   RX_BENCH_RESULTS  results directory (default bench/tpch/results)
 #   RX_BENCH_TIMEOUT  statement_timeout of each query, seconds (default 900)
 #   RX_QUERIES        queries to run (default all 22), e.g. "q01 q17"
+#   RX_QUERY_DIR      directory of the qNN.sql files (default bench/tpch/queries)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -77,7 +78,7 @@ layouts=${RX_BENCH_LAYOUTS:-a b}
 timeout_s=${RX_BENCH_TIMEOUT:-900}
 [[ $timeout_s =~ ^[1-9][0-9]*$ ]] || die "RX_BENCH_TIMEOUT must be a number of seconds"
 results=${RX_BENCH_RESULTS:-$here/results}
-qdir=$here/queries
+qdir=${RX_QUERY_DIR:-$here/queries}
 queries=${RX_QUERIES:-$(cd "$qdir" && ls q*.sql | sed 's/\.sql$//')}
 for l in $layouts; do
 	case $l in a|b) ;; *) die "RX_BENCH_LAYOUTS: layouts are a and b, not '$l'" ;; esac
@@ -136,7 +137,7 @@ jstr() {
 	printf ', "transport": %s' "$(jstr "$(q "$cport" -c 'SHOW rdma_exchange.fabric_provider')")"
 	printf ', "extension": %s' "$(jstr "$(q "$cport" -c "SELECT extversion FROM pg_extension WHERE extname = 'rdma_exchange'")")"
 	printf ', "commit": %s' "$(jstr "$(git -C "$top" describe --always --dirty 2>/dev/null || echo unknown)")"
-	printf ', "settings": %s' "$(jstr "$(q "$sport" -F '=' -c "SELECT name, setting FROM pg_settings WHERE name IN ('shared_buffers', 'work_mem', 'max_parallel_workers_per_gather', 'jit') ORDER BY name" | paste -sd ' ')")"
+	printf ', "settings": %s' "$(jstr "$(q "$sport" -F '=' -c "SELECT name, current_setting(name) FROM pg_settings WHERE name IN ('shared_buffers', 'work_mem', 'max_parallel_workers_per_gather', 'jit') ORDER BY name" | paste -sd ' ')")"
 	printf ', "layouts": %s, "queries": %s}\n' "$(jstr "$layouts")" "$(jstr "$(echo "$queries" | paste -sd ' ')")"
 } >>"$raw"
 
@@ -145,18 +146,19 @@ jstr() {
 # load TARGET PORT LAYOUT SCHEMA: loads SCHEMA with load.sh unless it
 # already holds SF; one "load" line in raw.jsonl either way
 load() {
-	local target=$1 port=$2 layout=$3 schema=$4 comment meta t0 t1 log
+	local target=$1 port=$2 layout=$3 schema=$4 comment meta t0 t1 log where=cluster
+	[ "$target" = single ] && where='single server'
 	comment=$(q "$port" -c "SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = '$schema'")
 	if [ -n "$comment" ] && "$py" -c 'import json,sys; sys.exit(json.loads(sys.argv[1]).get("sf") != sys.argv[2])' "$comment" "$sf" 2>/dev/null; then
-		echo "schema $schema on the $target already holds SF $sf: not loading it again" >&2
+		echo "schema $schema on the $where already holds SF $sf: not loading it again" >&2
 		meta=$comment
 		reused=true
 	else
 		log=$out/load_$schema.log
-		echo "loading SF $sf, layout $layout, into schema $schema on the $target" >&2
+		echo "loading SF $sf, layout $layout, into schema $schema on the $where" >&2
 		t0=$(date +%s%N)
 		if ! PGPORT=$port bash "$here/load.sh" "$sf" "$layout" "$schema" 2>&1 | tee "$log" >&2; then
-			die "load.sh $sf $layout $schema on the $target failed (see $log)"
+			die "load.sh $sf $layout $schema on the $where failed (see $log)"
 		fi
 		t1=$(date +%s%N)
 		meta=$("$py" - "$log" "$sf" "$(((t1 - t0) / 1000000))" <<'PY'
@@ -200,7 +202,8 @@ cpu_ticks() {
 	done
 	# fields after "pid (comm) ": 1 state, 2 ppid, 12 utime, 13 stime,
 	# 14 cutime, 15 cstime
-	cat /proc/[0-9]*/stat 2>/dev/null | awk -v pids="$pids" '
+	# (processes that exit meanwhile make cat fail: not an error)
+	{ cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk -v pids="$pids" '
 		BEGIN { n = split(pids, a, " "); for (i = 1; i <= n; i++) pm[a[i]] = 1 }
 		{
 			pid = $1
@@ -338,6 +341,7 @@ explain() {
 	} | PGPORT=$port timeout -k 10 $((timeout_s + 60)) psql -X -q -At -v ON_ERROR_STOP=1 >>"$dest" 2>&1 || true
 }
 
+# shellcheck disable=SC2154  # c_* and s_* are set by keep
 for l in $layouts; do
 	mkdir -p "$out/$l"
 	rm -f "$out/$l"/q*.explain.txt "$out/$l"/q*.diff.txt
