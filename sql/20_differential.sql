@@ -154,3 +154,35 @@ RESET max_parallel_workers_per_gather;
 :run SELECT rx_same('cte');
 \set q 'SELECT c_nation, c_id, rank() OVER (PARTITION BY c_nation ORDER BY c_id) FROM cust'
 :run SELECT rx_same('window');
+-- subqueries the planner rewrites into joins (decorrelate.c), and those it
+-- must not: o_cust holds NULLs and customers without orders
+\set q 'SELECT c_id FROM cust WHERE c_id < 500 AND c_nation < (SELECT avg(o_amount) FROM ord WHERE o_cust = c_id)'
+:run SELECT rx_same('correlated avg, decorrelated');
+\set q 'SELECT o_id, o_amount FROM ord WHERE o_note = ''n3'' AND o_amount = (SELECT max(o2.o_amount) FROM ord o2 WHERE o2.o_cust = ord.o_cust)'
+:run SELECT rx_same('correlated max over a NULL-able key, with a key filter');
+\set q 'SELECT c_id FROM cust WHERE c_id < 300 AND 0 = (SELECT count(*) FROM ord WHERE o_cust = c_id)'
+:run SELECT rx_same('correlated count: 0 for no rows, not rewritten');
+\set q 'SELECT c_id FROM cust WHERE c_id NOT IN (SELECT o_cust FROM ord)'
+:run SELECT rx_same('NOT IN over a column with NULLs: no rows, not rewritten');
+\set q 'SELECT o_id FROM ord WHERE o_id NOT IN (SELECT c_id FROM cust WHERE c_nation = 3)'
+:run SELECT rx_same('NOT IN over NOT NULL columns, as an anti join');
+-- ... and the plans show which were rewritten
+CREATE FUNCTION public.rx_plan_has(query text, pattern text) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+  line text;
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || query LOOP
+    IF line ~ pattern THEN
+      RETURN true;
+    END IF;
+  END LOOP;
+  RETURN false;
+END $$;
+SET search_path = d, public;
+SELECT rx_plan_has('SELECT c_id FROM cust WHERE c_nation < (SELECT avg(o_amount) FROM ord WHERE o_cust = c_id)', 'SubPlan') AS avg_kept_as_subplan,
+       rx_plan_has('SELECT c_id FROM cust WHERE 0 = (SELECT count(*) FROM ord WHERE o_cust = c_id)', 'SubPlan') AS count_kept_as_subplan,
+       rx_plan_has('SELECT c_id FROM cust WHERE c_id NOT IN (SELECT o_cust FROM ord)', 'SubPlan') AS nullable_not_in_kept,
+       rx_plan_has('SELECT o_id FROM ord WHERE o_id NOT IN (SELECT c_id FROM cust WHERE c_nation = 3)', 'Anti Join') AS not_in_as_anti_join;
+RESET search_path;
+DROP FUNCTION public.rx_plan_has(text, text);

@@ -224,7 +224,8 @@ is_correlation(Node *qual, Correlation *c)
 		return false;
 	tc = lookup_type_cache(inner->vartype, TYPECACHE_EQ_OPR);
 	if (!OidIsValid(tc->eq_opr) || tc->eq_opr != op->opno ||
-		exprType((Node *) outer) != inner->vartype)
+		exprType((Node *) outer) != inner->vartype ||
+		op->inputcollid != inner->varcollid)	/* GROUP BY's collation */
 		return false;
 	c->qual = op;
 	c->inner = inner;
@@ -608,7 +609,7 @@ not_in_to_not_exists(Query *q, Node *qual)
 	if (sub->commandType != CMD_SELECT || sub->hasAggs ||
 		sub->groupClause != NIL || sub->groupingSets != NIL ||
 		sub->havingQual != NULL || sub->hasWindowFuncs ||
-		sub->hasTargetSRFs || sub->hasSubLinks ||
+		sub->hasTargetSRFs || sub->hasSubLinks || sub->hasDistinctOn ||
 		sub->limitCount != NULL || sub->limitOffset != NULL ||
 		sub->setOperations != NULL || sub->cteList != NIL ||
 		sub->rowMarks != NIL || list_length(sub->targetList) != 1)
