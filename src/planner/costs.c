@@ -127,13 +127,16 @@ path_gathers(Path *path)
  * nested loops (in fragments) are not touched.
  *
  *  - Over a parameterized scan of a distributed table: the scan becomes a
- *	  gather of every row that passes its other filters (kept, hashed by the
- *	  parameters: lookup.c).  PostgreSQL costs an index lookup per outer
- *	  row; add the gather, once, at what PostgreSQL's default
- *	  parallel_tuple_cost says a row sent between processes costs (planning
- *	  runs with a lower one, to make Gathers of partial plans cheap).
- *	  Without it, a nested loop over an index of lineitem looks cheaper
- *	  than any distributed plan for TPC-H Q17, and gathers 6 million rows.
+ *	  sequential scan on every member of every row that passes its other
+ *	  filters, gathered (kept, hashed by the parameters: lookup.c).
+ *	  PostgreSQL costs an index lookup per outer row; add that scan (the
+ *	  table's cheapest plain path, shared by the members) and the gather,
+ *	  once, at what PostgreSQL's default parallel_tuple_cost says a row sent
+ *	  between processes costs (planning runs with a lower one, to make
+ *	  Gathers of partial plans cheap).  Without it, a nested loop over an
+ *	  index of lineitem looks cheaper than any distributed plan for TPC-H
+ *	  Q17 (6 million rows gathered) and Q19 (all of lineitem scanned to
+ *	  look up 465 parts).
  *  - Rescanning gathered rows with the join condition as a filter: chosen
  *	  only when PostgreSQL expects a row or two on a side, and a
  *	  misestimate costs rows x rows comparisons on the coordinator where a
@@ -164,7 +167,9 @@ rx_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel,
 			continue;
 		inner = ((JoinPath *) path)->innerjoinpath;
 		if (inner->param_info != NULL && is_hash_distributed_rel(root, inner->parent))
-			charge = inner->parent->rows * DEFAULT_PARALLEL_TUPLE_COST;
+			charge = inner->parent->cheapest_total_path->total_cost /
+				rx_planning_nmembers() +
+				inner->parent->rows * DEFAULT_PARALLEL_TUPLE_COST;
 		else if (inner->param_info == NULL && path_gathers(inner))
 			charge = disable_cost;
 		else
