@@ -26,8 +26,8 @@
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
 
-/* serial nested loops already charged, while planning one query */
-static List *charged_paths = NIL;
+/* making a pair's join paths again (rx_set_join_pathlist) */
+static bool rejoining = false;
 
 static bool
 is_hash_distributed_rel(PlannerInfo *root, RelOptInfo *rel)
@@ -121,10 +121,14 @@ path_gathers(Path *path)
 
 /*
  * Nested loops in the serial part, charged for what PostgreSQL does not
- * see (the paths are charged after add_path() compared them, so a path
- * they beat is gone; the Gather paths over partial paths, the alternative
- * that matters, are added to the join relation afterwards).  Partial
- * nested loops (in fragments) are not touched.
+ * see.  The hook runs once for each pair of input relations and join type,
+ * after that pair's paths were added: only those paths are charged (a
+ * list of charged paths would not do: add_path() frees the paths it
+ * rejects, and a new path can get a freed one's address).  add_path()
+ * compared them before the charge and may have dropped a hash or merge
+ * join they beat; so when a loop was charged, the pair's paths are made
+ * once more with enable_nestloop off, and what the charge made cheaper
+ * gets in.  Partial nested loops (in fragments) are not touched.
  *
  *  - Over a parameterized scan of a distributed table: the scan becomes a
  *	  sequential scan on every member of every row that passes its other
@@ -150,22 +154,29 @@ rx_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel,
 					 RelOptInfo *outerrel, RelOptInfo *innerrel,
 					 JoinType jointype, JoinPathExtraData *extra)
 {
+	JoinType	path_jointype = jointype;
+	bool		charged = false;
 	ListCell   *lc;
 
 	if (prev_set_join_pathlist_hook)
 		prev_set_join_pathlist_hook(root, joinrel, outerrel, innerrel,
 									jointype, extra);
-	if (rx_planning_nmembers() == 0)
+	if (rx_planning_nmembers() == 0 || rejoining)
 		return;
+	/* the paths' own join type: unique-ified sides make inner joins */
+	if (jointype == JOIN_UNIQUE_INNER || jointype == JOIN_UNIQUE_OUTER)
+		path_jointype = JOIN_INNER;
 	foreach(lc, joinrel->pathlist)
 	{
-		Path	   *path = lfirst(lc);
+		JoinPath   *path = lfirst(lc);
 		Path	   *inner;
 		Cost		charge;
 
-		if (path->pathtype != T_NestLoop || list_member_ptr(charged_paths, path))
+		if (path->path.pathtype != T_NestLoop || path->jointype != path_jointype ||
+			path->outerjoinpath->parent != outerrel ||
+			path->innerjoinpath->parent != innerrel)
 			continue;
-		inner = ((JoinPath *) path)->innerjoinpath;
+		inner = path->innerjoinpath;
 		if (inner->param_info != NULL && is_hash_distributed_rel(root, inner->parent))
 			charge = inner->parent->cheapest_total_path->total_cost /
 				rx_planning_nmembers() +
@@ -174,26 +185,29 @@ rx_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel,
 			charge = disable_cost;
 		else
 			continue;
-		charged_paths = lappend(charged_paths, path);
-		path->startup_cost += charge;
-		path->total_cost += charge;
+		path->path.startup_cost += charge;
+		path->path.total_cost += charge;
+		charged = true;
 	}
-}
 
-/* planning of a distributed query starts: returns what rx_costs_end() restores */
-List *
-rx_costs_begin(void)
-{
-	List	   *save = charged_paths;
+	if (charged)
+	{
+		bool		save_enable_nestloop = enable_nestloop;
 
-	charged_paths = NIL;
-	return save;
-}
-
-void
-rx_costs_end(List *saved)
-{
-	charged_paths = saved;
+		rejoining = true;
+		enable_nestloop = false;
+		PG_TRY();
+		{
+			add_paths_to_joinrel(root, joinrel, outerrel, innerrel, jointype,
+								 extra->sjinfo, extra->restrictlist);
+		}
+		PG_FINALLY();
+		{
+			enable_nestloop = save_enable_nestloop;
+			rejoining = false;
+		}
+		PG_END_TRY();
+	}
 }
 
 void

@@ -649,7 +649,6 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 	int			nmembers;
 	int			save_nestlevel;
 	int			save_planning = planning_nmembers;
-	List	   *save_charged;
 	List	   *forward;
 
 	if (!rx_enable || rx_in_fragment() || !IsTransactionState() ||
@@ -674,7 +673,6 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 	rx_decorrelate(parse);
 
 	save_nestlevel = NewGUCNestLevel();
-	save_charged = rx_costs_begin();
 	PG_TRY();
 	{
 		set_planning_gucs(nmembers);
@@ -687,7 +685,6 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 	PG_FINALLY();
 	{
 		planning_nmembers = save_planning;
-		rx_costs_end(save_charged);
 		AtEOXact_GUC(true, save_nestlevel);
 	}
 	PG_END_TRY();

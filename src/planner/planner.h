@@ -32,8 +32,6 @@ extern int	rx_planning_nmembers(void);
 
 /* costs.c: the price of moving rows, charged to paths while planning */
 extern void rx_costs_init(void);
-extern List *rx_costs_begin(void);
-extern void rx_costs_end(List *saved);
 
 /* decorrelate.c: correlated aggregate subqueries become joins, in place */
 extern void rx_decorrelate(Query *parse);
