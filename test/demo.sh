@@ -13,8 +13,8 @@
 #   bash test/demo.sh
 #
 # Safe to run twice: running servers are kept, and so are TPC-H data of
-# the scale factor asked for (a load that succeeded records its scale
-# factor in the comment of schema tpch; another scale factor, or changed
+# the scale factor asked for (bench/tpch/load.sh records what it loaded in
+# the comment of schema tpch; another scale factor, or changed
 # bench/tpch/schema.sql or generator, reloads).
 # The extension must already be installed (make demo does that).
 #
@@ -126,42 +126,18 @@ or set RX_DEMO_DIR to another directory"
 	bash "$here/cluster.sh" single "$sdir" "$sport" "$db" >&2
 }
 
-# The comment of schema tpch after a successful load: which data it holds
-# (scale factor, layout, and a checksum of the table definitions and the
-# generator, so that data made by an older bench/tpch is loaded again).
-# load.sh drops and recreates the schema, so a load that fails half-way
-# leaves no comment and the next run loads again.
-data_tag() {
-	local sum
-	sum=$(cat "$top/bench/tpch/schema.sql" "$top/bench/tpch/dbgen/rx_dbgen.c" | md5sum | cut -c1-12)
-	echo "rdma_exchange demo: TPC-H SF $sf, layout $1, bench/tpch $sum"
-}
-
 # load_tpch PORT LAYOUT NAME SERVERDIR: loads TPC-H at the scale factor
 # asked for into the server at PORT, unless it already holds exactly that
+# (load.sh with RX_LOAD_KEEP=1 keeps such data and says so)
 load_tpch() {
-	local p=$1 layout=$2 name=$3 srvdir=$4 have t0 t1
-	have=$(demo_psql "$p" -c "SELECT coalesce(obj_description(n.oid, 'pg_namespace'), '')
-		   || CASE WHEN (SELECT count(*) FROM pg_tables t
-		                 WHERE t.schemaname = n.nspname
-		                   AND t.tablename IN ('region', 'nation', 'supplier', 'part',
-		                                       'partsupp', 'customer', 'orders', 'lineitem')) = 8
-		           THEN '' ELSE ' (tables missing)' END
-		  FROM pg_namespace n WHERE n.nspname = '$schema'") \
-		|| die "cannot read schema $schema on the $name (port $p)"
-	if [ "$have" = "$(data_tag "$layout")" ]; then
-		echo "== $name: TPC-H SF $sf already loaded (layout $layout), kept" >&2
-		return 0
-	fi
-	echo "== $name: loading TPC-H SF $sf, layout $layout" >&2
+	local p=$1 layout=$2 name=$3 srvdir=$4 t0 t1
+	echo "== $name: TPC-H SF $sf, layout $layout" >&2
 	t0=$(date +%s)
-	PATH="$PGBIN:$PATH" PGHOST=127.0.0.1 PGPORT=$p PGUSER=$RX_TEST_USER PGDATABASE=$db \
+	RX_LOAD_KEEP=1 PATH="$PGBIN:$PATH" PGHOST=127.0.0.1 PGPORT=$p PGUSER=$RX_TEST_USER PGDATABASE=$db \
 		bash "$top/bench/tpch/load.sh" "$sf" "$layout" "$schema" >/dev/null \
 		|| die "loading TPC-H into the $name failed (server logs: $srvdir/m*.log)"
-	demo_psql "$p" -c "COMMENT ON SCHEMA $schema IS '$(data_tag "$layout")'" \
-		|| die "cannot record the scale factor in schema $schema on the $name"
 	t1=$(date +%s)
-	echo "== $name: loaded in $((t1 - t0)) s" >&2
+	echo "== $name: ready in $((t1 - t0)) s" >&2
 }
 
 # Runs the 22 queries on both sides (check.sh prints a line per query as it

@@ -45,12 +45,7 @@ run_query() {
 	fi
 	t1=$(date +%s%N)
 	echo $(((t1 - t0) / 1000000)) >"$out"
-	awk -F'|' -v OFS='|' '{
-		for (i = 1; i <= NF; i++)
-			if ($i ~ /^-?[0-9]+\.[0-9][0-9][0-9]+$/)
-				$i = sprintf("%.2f", $i)
-		print
-	}' "$out.raw" | LC_ALL=C sort >>"$out"
+	awk -F'|' -v OFS='|' -f "$here/normalize.awk" "$out.raw" | LC_ALL=C sort >>"$out"
 }
 
 failed=0

@@ -19,8 +19,8 @@
 #
 # The cluster gets one schema per layout of bench/tpch/load.sh (tpch_a,
 # tpch_b), the single server schema tpch (layout local).  A schema that
-# already holds scale factor SF (recorded in COMMENT ON SCHEMA after a
-# successful load) is not loaded again; servers already running in
+# already holds scale factor SF (load.sh records what it loaded in the
+# schema's comment) is not loaded again; servers already running in
 # RX_BENCH_DIR are reused (destroy them with test/cluster.sh destroy
 # DIR/cluster and DIR/single).  For each layout and query: RUNS runs on
 # each side, interleaved (cluster, single, cluster, single, ...), each
@@ -31,7 +31,7 @@
 #
 # Writes, under RESULTS/sf<SF>/: raw.jsonl (every measurement, one JSON
 # object a line; rewritten by each run), report.md and tpch.png
-# (bench/tpch/report.py), load_<schema>.log, and per layout <layout>/
+# (bench/tpch/report.py), load_<schema>.log and .json, and per layout <layout>/
 # qNN.explain.txt, qNN_single.explain.txt and, for an answer that differs,
 # qNN.diff.txt.
 #
@@ -143,24 +143,30 @@ jstr() {
 
 # ---- loading ----
 
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
 # load TARGET PORT LAYOUT SCHEMA: loads SCHEMA with load.sh unless it
-# already holds SF; one "load" line in raw.jsonl either way
+# already holds SF (load.sh with RX_LOAD_KEEP=1 decides); one "load" line
+# in raw.jsonl either way, with the times of the load that made the data
+# (kept in load_SCHEMA.json next to its log)
 load() {
-	local target=$1 port=$2 layout=$3 schema=$4 comment meta t0 t1 log where=cluster
+	local target=$1 port=$2 layout=$3 schema=$4 meta t0 t1 log where=cluster
 	[ "$target" = single ] && where='single server'
-	comment=$(q "$port" -c "SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = '$schema'")
-	if [ -n "$comment" ] && "$py" -c 'import json,sys; sys.exit(json.loads(sys.argv[1]).get("sf") != sys.argv[2])' "$comment" "$sf" 2>/dev/null; then
-		echo "schema $schema on the $where already holds SF $sf: not loading it again" >&2
-		meta=$comment
+	log=$out/load_$schema.log
+	echo "loading SF $sf, layout $layout, into schema $schema on the $where" >&2
+	t0=$(date +%s%N)
+	if ! RX_LOAD_KEEP=1 PGPORT=$port bash "$here/load.sh" "$sf" "$layout" "$schema" 2>&1 |
+		tee "$tmp/load.log" >&2; then
+		die "load.sh $sf $layout $schema on the $where failed"
+	fi
+	t1=$(date +%s%N)
+	if grep -q ': kept$' "$tmp/load.log"; then
 		reused=true
+		meta=$(cat "$out/load_$schema.json" 2>/dev/null) || meta="{\"sf\": \"$sf\"}"
 	else
-		log=$out/load_$schema.log
-		echo "loading SF $sf, layout $layout, into schema $schema on the $where" >&2
-		t0=$(date +%s%N)
-		if ! PGPORT=$port bash "$here/load.sh" "$sf" "$layout" "$schema" 2>&1 | tee "$log" >&2; then
-			die "load.sh $sf $layout $schema on the $where failed (see $log)"
-		fi
-		t1=$(date +%s%N)
+		reused=false
+		cp "$tmp/load.log" "$log"
 		meta=$("$py" - "$log" "$sf" "$(((t1 - t0) / 1000000))" <<'PY'
 import json, re, sys, time
 log, sf, ms = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -176,8 +182,7 @@ print(json.dumps({"sf": sf, "seconds": ms / 1000, "load_seconds": total, "tables
                   "loaded_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}))
 PY
 )
-		q "$port" -c "COMMENT ON SCHEMA $schema IS '$meta'"
-		reused=false
+		echo "$meta" >"$out/load_$schema.json"
 	fi
 	"$py" -c 'import json,sys; d=json.loads(sys.argv[1]); print(json.dumps(dict(kind="load", target=sys.argv[2], layout=sys.argv[3], schema=sys.argv[4], reused=sys.argv[5] == "true", **d)))' \
 		"$meta" "$target" "$layout" "$schema" "$reused" >>"$raw"
@@ -234,16 +239,9 @@ bytes_sent() {
 # normalize FILE: an answer as check.sh compares it: rows sorted, numbers
 # with more than 2 decimals rounded to 2
 normalize() {
-	awk -F'|' -v OFS='|' '{
-		for (i = 1; i <= NF; i++)
-			if ($i ~ /^-?[0-9]+\.[0-9][0-9][0-9]+$/)
-				$i = sprintf("%.2f", $i)
-		print
-	}' "$1" | LC_ALL=C sort
+	awk -F'|' -v OFS='|' -f "$here/normalize.awk" "$1" | LC_ALL=C sort
 }
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 # run_query SIDE(cluster|single) SCHEMA FILE: one run through a fresh
 # psql; sets status (ok, error, timeout), ms, wall_ms, cpu_s, bytes,

@@ -37,6 +37,7 @@ struct RxLookup
 	List	   *param_states;	/* ExprStates of the looked-up values */
 
 	MemoryContext cxt;			/* the rows and the table */
+	MemoryContext scratch;		/* what a hash function allocates (detoasting) */
 	MinimalTuple *rows;
 	uint32	   *hashes;
 	int		   *next;			/* chain within a bucket, -1 ends */
@@ -51,9 +52,18 @@ struct RxLookup
 	int			pos;
 };
 
+/*
+ * h combined with the hash of key i's value d, by fn (the column's or the
+ * looked-up value's hash function)
+ */
 static inline uint32
-combine(uint32 h, uint32 k)
+combine(RxLookup *lk, uint32 h, FmgrInfo *fn, int i, Datum d)
 {
+	MemoryContext oldcxt = MemoryContextSwitchTo(lk->scratch);
+	uint32		k = DatumGetUInt32(FunctionCall1Coll(fn, lk->collations[i], d));
+
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextReset(lk->scratch);
 	/* as PostgreSQL's TupleHashTable combines column hashes */
 	return ((h << 1) | (h >> 31)) ^ k;
 }
@@ -79,6 +89,9 @@ rx_lookup_create(RxReceiveInfo *info, List *param_exprs, PlanState *ps)
 	lk->param_states = ExecInitExprList(param_exprs, ps);
 	lk->cxt = AllocSetContextCreate(CurrentMemoryContext, "rdma_exchange lookup",
 									ALLOCSET_DEFAULT_SIZES);
+	lk->scratch = AllocSetContextCreate(CurrentMemoryContext,
+										"rdma_exchange lookup hashing",
+										ALLOCSET_SMALL_SIZES);
 	return lk;
 }
 
@@ -96,8 +109,7 @@ rx_lookup_add(RxLookup *lk, TupleTableSlot *slot)
 
 		if (isnull)
 			return;
-		h = combine(h, DatumGetUInt32(FunctionCall1Coll(&lk->col_hash[i],
-														lk->collations[i], d)));
+		h = combine(lk, h, &lk->col_hash[i], i, d);
 	}
 	if (lk->nrows == lk->cap)
 	{
@@ -185,8 +197,7 @@ rx_lookup_next(RxLookup *lk, ExprContext *econtext, TupleTableSlot *slot)
 
 			if (isnull)
 				return NULL;	/* pos -1: no row */
-			h = combine(h, DatumGetUInt32(FunctionCall1Coll(&lk->param_hash[i],
-															lk->collations[i], d)));
+			h = combine(lk, h, &lk->param_hash[i], i, d);
 			i++;
 		}
 		lk->probe_hash = h;

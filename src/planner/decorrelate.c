@@ -181,14 +181,6 @@ null_on_empty(Node *node)
 	return false;
 }
 
-static Node *
-strip_relabel(Node *node)
-{
-	while (node && IsA(node, RelabelType))
-		node = (Node *) ((RelabelType *) node)->arg;
-	return node;
-}
-
 /*
  * Is the conjunct a correlation t.k = o.k (either way round) with the
  * default equality of t.k's type?  Fills *c.
@@ -206,8 +198,8 @@ is_correlation(Node *qual, Correlation *c)
 	if (!IsA(qual, OpExpr) || list_length(((OpExpr *) qual)->args) != 2)
 		return false;
 	op = (OpExpr *) qual;
-	l = strip_relabel(linitial(op->args));
-	r = strip_relabel(lsecond(op->args));
+	l = (Node *) rx_strip_relabel((Expr *) linitial(op->args));
+	r = (Node *) rx_strip_relabel((Expr *) lsecond(op->args));
 	if (!IsA(l, Var) || !IsA(r, Var))
 		return false;
 	if (((Var *) l)->varlevelsup == 0 && ((Var *) r)->varlevelsup == 1)
@@ -563,7 +555,7 @@ is_not_null_column(Query *q, Node *node)
 	Var		   *var;
 	RangeTblEntry *rte;
 
-	node = strip_relabel(node);
+	node = (Node *) rx_strip_relabel((Expr *) node);
 	if (node == NULL || !IsA(node, Var))
 		return false;
 	var = (Var *) node;

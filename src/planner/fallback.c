@@ -123,12 +123,8 @@ set_lookup_keys(CustomScan *receive, List *quals)
 
 		if (!IsA(op, OpExpr) || list_length(op->args) != 2)
 			continue;
-		l = linitial(op->args);
-		r = lsecond(op->args);
-		while (IsA(l, RelabelType))
-			l = (Node *) ((RelabelType *) l)->arg;
-		while (IsA(r, RelabelType))
-			r = (Node *) ((RelabelType *) r)->arg;
+		l = (Node *) rx_strip_relabel(linitial(op->args));
+		r = (Node *) rx_strip_relabel(lsecond(op->args));
 		if (IsA(l, Var) && ((Var *) l)->varno == INDEX_VAR &&
 			!contain_var_clause(r))
 			col_left = true;

@@ -83,8 +83,8 @@ partitioned(Locus l)
 	return l.kind != LOCUS_REPLICATED;
 }
 
-static Expr *
-strip(Expr *e)
+Expr *
+rx_strip_relabel(Expr *e)
 {
 	while (e && IsA(e, RelabelType))
 		e = ((RelabelType *) e)->arg;
@@ -105,7 +105,7 @@ map_locus(Locus in, List *tlist, int varno)
 	foreach(lc, tlist)
 	{
 		TargetEntry *tle = lfirst_node(TargetEntry, lc);
-		Expr	   *e = strip(tle->expr);
+		Expr	   *e = rx_strip_relabel(tle->expr);
 
 		if (IsA(e, Var) && ((Var *) e)->varno == varno &&
 			((Var *) e)->varattno == in.col)
@@ -247,7 +247,7 @@ insert_exchange(Placer *pl, Plan *child, Expr *key, Oid family)
 static Locus
 shuffled_locus(Expr *key, Oid family)
 {
-	Expr	   *k = strip(key);
+	Expr	   *k = rx_strip_relabel(key);
 
 	if (IsA(k, Var) && ((Var *) k)->varno == OUTER_VAR)
 	{
@@ -286,7 +286,7 @@ place_scan(Placer *pl, Scan *scan, Locus *out)
 			foreach(lc, scan->plan.targetlist)
 			{
 				TargetEntry *tle = lfirst_node(TargetEntry, lc);
-				Expr	   *e = strip(tle->expr);
+				Expr	   *e = rx_strip_relabel(tle->expr);
 
 				if (IsA(e, Var) && ((Var *) e)->varno == scan->scanrelid &&
 					((Var *) e)->varattno == dist.distcol)
@@ -488,7 +488,7 @@ join_keys(Join *join)
 static bool
 is_col(Expr *e, int varno, AttrNumber col)
 {
-	e = strip(e);
+	e = rx_strip_relabel(e);
 	return IsA(e, Var) && ((Var *) e)->varno == varno &&
 		((Var *) e)->varattno == col;
 }
@@ -541,7 +541,7 @@ param_value(List *nest_params, Node *n)
 {
 	ListCell   *lc;
 
-	n = (Node *) strip((Expr *) n);
+	n = (Node *) rx_strip_relabel((Expr *) n);
 	if (!IsA(n, Param) || ((Param *) n)->paramkind != PARAM_EXEC)
 		return NULL;
 	foreach(lc, nest_params)
@@ -782,10 +782,10 @@ place_join(Placer *pl, Plan **pp, Locus *out)
 					*islot = insert_exchange(pl, *islot, ikey, best_key->family);
 				if (!move_outer)
 					*out = map_locus(lo, join->plan.targetlist, OUTER_VAR);
-				else if (IsA(strip(best_key->outer), Var))
+				else if (IsA(rx_strip_relabel(best_key->outer), Var))
 				{
 					Locus		l = {LOCUS_HASHED,
-						((Var *) strip(best_key->outer))->varattno, best_key->family};
+						((Var *) rx_strip_relabel(best_key->outer))->varattno, best_key->family};
 
 					*out = map_locus(l, join->plan.targetlist, OUTER_VAR);
 				}

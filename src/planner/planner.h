@@ -40,6 +40,8 @@ extern void rx_decorrelate(Query *parse);
 extern Plan *rx_fallback_scan(RxPlanContext *ctx, Scan *scan);
 
 /* locus.c: the subtree below a Gather as a fragment, or NULL */
+/* e without the binary-compatible casts (RelabelType) on top of it */
+extern Expr *rx_strip_relabel(Expr *e);
 extern Plan *rx_place_fragment(RxPlanContext *ctx, Plan *child,
 							   int exchange_id);
 
