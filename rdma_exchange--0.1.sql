@@ -186,9 +186,14 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'rx_transport_stats'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
--- The shared buffer pool: size, and how many buffers are in each state.
--- An idle server has every buffer free except recv_posted_buffers.
+-- The shared buffer pool, one row per size class (small: datagram design,
+-- large: designs over reliable connections): size, how many buffers are in
+-- each state, the most ever in use and how often buffers were taken from
+-- and given back to the free list since start-up.  An idle server has every
+-- buffer free except recv_posted_buffers (and, for peer_timeout after a
+-- query ended early, quarantined_buffers that a peer could still reach).
 CREATE FUNCTION rdma_exchange.buffer_pool_stats(
+	OUT class text,
 	OUT total_buffers bigint,
 	OUT buffer_size integer,
 	OUT message_size integer,
@@ -196,9 +201,14 @@ CREATE FUNCTION rdma_exchange.buffer_pool_stats(
 	OUT populate_buffers bigint,
 	OUT transmit_buffers bigint,
 	OUT recv_posted_buffers bigint,
+	OUT lent_buffers bigint,
 	OUT wait_buffers bigint,
-	OUT consume_buffers bigint)
-RETURNS record
+	OUT consume_buffers bigint,
+	OUT quarantined_buffers bigint,
+	OUT peak_buffers bigint,
+	OUT grows bigint,
+	OUT shrinks bigint)
+RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'rx_buffer_pool_stats'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
@@ -211,19 +221,21 @@ CREATE VIEW rdma_exchange.buffer_pool_stats AS
 -- nmessages messages of msg_bytes bytes (at most one message's payload) to
 -- each member of send_to, receives from each member of recv_from, checks
 -- that each arrives exactly once, in order and intact (errors counts those
--- that do not), and reports the time taken.  With stop_after > 0 it asks
+-- that do not), and reports the time taken, over one transport design
+-- (sesq_sr, semq_sr, semq_rd or semq_wr).  With stop_after > 0 it asks
 -- its sources to stop after that many messages.  For tests and benchmarks.
 CREATE FUNCTION rdma_exchange.transport_selftest(
 	query_id bigint, token bigint, self int, addrs text[],
 	nmessages bigint, msg_bytes int, send_to int[], recv_from int[],
 	exchange int DEFAULT 1, stop_after bigint DEFAULT 0,
+	design text DEFAULT 'sesq_sr',
 	OUT received bigint, OUT bytes bigint, OUT seconds float8,
 	OUT errors bigint, OUT retransmits bigint, OUT duplicates bigint,
 	OUT waits bigint, OUT msg_bytes_used int)
 RETURNS record
 AS 'MODULE_PATHNAME', 'rx_transport_selftest'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
-REVOKE ALL ON FUNCTION rdma_exchange.transport_selftest(bigint, bigint, int, text[], bigint, int, int[], int[], int, bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION rdma_exchange.transport_selftest(bigint, bigint, int, text[], bigint, int, int[], int[], int, bigint, text) FROM PUBLIC;
 
 -- ===== fragment execution (src/cluster/dispatch.c, src/cluster/fragment.c) =====
 

@@ -27,8 +27,14 @@ int			rx_fabric_provider = RX_PROVIDER_AUTO;
 char	   *rx_fabric_address = NULL;
 int			rx_buffer_pool_size = 65536;	/* kB */
 int			rx_buffer_size = 4096;
+int			rx_large_buffer_pool_size = 65536;	/* kB */
+int			rx_large_buffer_size = 65536;
 int			rx_max_ports = 64;
 int			rx_credit_window = 256;
+int			rx_reliable_provider = RX_PROVIDER_AUTO;
+int			rx_transport_design = RX_DESIGN_AUTO;
+int			rx_reliable_window = 8;
+int			rx_credit_writeback = 2;
 int			rx_retransmit_timeout = 20;
 char	   *rx_cluster_key = NULL;
 int			rx_connect_timeout = 10;
@@ -43,6 +49,23 @@ static const struct config_enum_entry provider_options[] = {
 	{"udp", RX_PROVIDER_UDP, false},
 	{"tcp", RX_PROVIDER_TCP, false},
 	{"shm", RX_PROVIDER_SHM, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry reliable_provider_options[] = {
+	{"auto", RX_PROVIDER_AUTO, false},
+	{"verbs", RX_PROVIDER_VERBS, false},
+	{"tcp", RX_PROVIDER_TCP, false},
+	{"shm", RX_PROVIDER_SHM, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry design_options[] = {
+	{"auto", RX_DESIGN_AUTO, false},
+	{"sesq_sr", RX_DESIGN_SESQ_SR, false},
+	{"semq_sr", RX_DESIGN_SEMQ_SR, false},
+	{"semq_rd", RX_DESIGN_SEMQ_RD, false},
+	{"semq_wr", RX_DESIGN_SEMQ_WR, false},
 	{NULL, 0, false}
 };
 
@@ -83,6 +106,38 @@ _PG_init(void)
 							"Size of one buffer of the pool; messages are at most this large or the provider's maximum, whichever is smaller.",
 							NULL, &rx_buffer_size, 4096, 1024, 1024 * 1024,
 							PGC_POSTMASTER, GUC_UNIT_BYTE, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("rdma_exchange.large_buffer_pool_size",
+							"Size of the pool of large buffers, for the designs over reliable connections (0: none).",
+							NULL, &rx_large_buffer_pool_size, 65536, 0, 4 * 1024 * 1024,
+							PGC_POSTMASTER, GUC_UNIT_KB, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("rdma_exchange.large_buffer_size",
+							"Size of one large buffer: the message size of the designs over reliable connections.",
+							NULL, &rx_large_buffer_size, 65536, 4096, 16 * 1024 * 1024,
+							PGC_POSTMASTER, GUC_UNIT_BYTE, NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("rdma_exchange.reliable_provider",
+							 "libfabric provider of the reliable endpoint (auto picks verbs when an RDMA device is present, otherwise tcp).",
+							 NULL, &rx_reliable_provider, RX_PROVIDER_AUTO,
+							 reliable_provider_options, PGC_POSTMASTER, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("rdma_exchange.transport_design",
+							 "Endpoint design of the exchanges a query starts (auto: datagrams for unordered exchanges, a reliable design for ordered ones).",
+							 NULL, &rx_transport_design, RX_DESIGN_AUTO,
+							 design_options, PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("rdma_exchange.reliable_credit_window",
+							"Messages a sender may have in flight on one stream of a reliable design before it waits for credit.",
+							NULL, &rx_reliable_window, 8, 2, 1024,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("rdma_exchange.credit_writeback",
+							"Receives after which a receiver of a reliable design writes credit back to the sender.",
+							NULL, &rx_credit_writeback, 2, 1, 1024,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("rdma_exchange.max_ports",
 							"Backends of this server that can take part in distributed queries at once.",

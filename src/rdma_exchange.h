@@ -33,13 +33,35 @@ typedef enum RxProvider
 	RX_PROVIDER_SHM
 } RxProvider;
 
+/*
+ * rdma_exchange.transport_design: the endpoint designs of Liu, Yin and
+ * Blanas, named as in the paper.  SE: one endpoint set per instance shared
+ * by every backend; SQ/MQ: one queue pair for all peers (datagrams) or one
+ * per peer (reliable connections).
+ */
+typedef enum RxDesign
+{
+	RX_DESIGN_AUTO = 0,			/* the setting only: chosen per exchange */
+	RX_DESIGN_SESQ_SR,			/* Send/Receive over datagrams (UD) */
+	RX_DESIGN_SEMQ_SR,			/* Send/Receive over reliable connections */
+	RX_DESIGN_SEMQ_RD,			/* RDMA Read, valid and free rings */
+	RX_DESIGN_SEMQ_WR,			/* RDMA Write with immediate data */
+	RX_NDESIGNS
+} RxDesign;
+
 extern bool rx_enable;
 extern int	rx_fabric_provider;
 extern char *rx_fabric_address;
 extern int	rx_buffer_pool_size;	/* in kB */
-extern int	rx_buffer_size;			/* bytes of one pool buffer */
+extern int	rx_buffer_size;			/* bytes of one small pool buffer */
+extern int	rx_large_buffer_pool_size;	/* in kB */
+extern int	rx_large_buffer_size;	/* bytes of one large pool buffer */
 extern int	rx_max_ports;
-extern int	rx_credit_window;		/* messages in flight per stream */
+extern int	rx_credit_window;		/* messages in flight per datagram stream */
+extern int	rx_reliable_provider;
+extern int	rx_transport_design;	/* RxDesign */
+extern int	rx_reliable_window;		/* messages in flight per reliable stream */
+extern int	rx_credit_writeback;	/* reliable: credit every k receives */
 extern int	rx_retransmit_timeout;	/* ms */
 extern char *rx_cluster_key;
 extern int	rx_connect_timeout;		/* s, libpq connections to members */

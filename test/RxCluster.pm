@@ -320,7 +320,7 @@ sub transport_counters
 my $fragments_sql = q{SELECT count(*) FROM pg_stat_activity
 	WHERE application_name = 'rdma_exchange' AND state = 'active'
 	AND query LIKE '%execute_fragment%'};
-my $pool_busy_sql = q{SELECT total_buffers - free_buffers - recv_posted_buffers
+my $pool_busy_sql = q{SELECT sum(total_buffers - free_buffers - recv_posted_buffers)
 	FROM rdma_exchange.buffer_pool_stats};
 
 sub fragments_sql { return $fragments_sql; }

@@ -23,26 +23,39 @@
 
 #define BUFPOOL_ALIGN		4096	/* registration works on whole pages */
 
-typedef struct BufPoolShared
+/* one size class: its buffers are contiguous, ids first .. first + n - 1 */
+typedef struct BufClass
 {
-	slock_t		lock;			/* protects the free list */
-	int32		free_head;
-	int32		nfree;
+	int32		first;
 	int32		nbuffers;
 	Size		buffer_size;
-	Size		data_offset;	/* from the start of this struct */
+	Size		offset;			/* of its first buffer from pool_data */
+	int32		free_head;
+	int32		nfree;
+	int32		low_water;		/* fewest free since start-up */
+	uint64		grows;			/* buffers taken from the free list */
+	uint64		shrinks;		/* buffers given back */
+} BufClass;
+
+typedef struct BufPoolShared
+{
+	slock_t		lock;			/* protects the free lists */
+	int32		nbuffers;
+	BufClass	classes[RX_BUF_NCLASSES];
 	RxBufDesc	descs[FLEXIBLE_ARRAY_MEMBER];
 } BufPoolShared;
 
 static BufPoolShared *pool = NULL;
 static char *pool_data = NULL;
 
-static int
-pool_nbuffers_setting(void)
+static void
+class_settings(int *n, Size *size)
 {
-	Size		total = (Size) rx_buffer_pool_size * 1024;
-
-	return (int) Max(total / (Size) rx_buffer_size, 16);
+	size[RX_BUF_SMALL] = rx_buffer_size;
+	size[RX_BUF_LARGE] = rx_large_buffer_size;
+	n[RX_BUF_SMALL] = (int) Max((Size) rx_buffer_pool_size * 1024 / size[RX_BUF_SMALL], 16);
+	n[RX_BUF_LARGE] = rx_large_buffer_pool_size == 0 ? 0 :
+		(int) Max((Size) rx_large_buffer_pool_size * 1024 / size[RX_BUF_LARGE], 4);
 }
 
 static Size
@@ -53,44 +66,74 @@ pool_header_size(int nbuffers)
 							  mul_size(nbuffers, sizeof(RxBufDesc))));
 }
 
+/* bytes of data: the classes one after the other, each page aligned */
+static Size
+pool_data_size(const int *n, const Size *size)
+{
+	Size		total = 0;
+
+	for (int c = 0; c < RX_BUF_NCLASSES; c++)
+		total = add_size(TYPEALIGN(BUFPOOL_ALIGN, total), mul_size(n[c], size[c]));
+	return TYPEALIGN(BUFPOOL_ALIGN, total);
+}
+
 Size
 bufpool_shmem_size(void)
 {
-	int			n = pool_nbuffers_setting();
+	int			n[RX_BUF_NCLASSES];
+	Size		size[RX_BUF_NCLASSES];
 
+	class_settings(n, size);
 	/* slack to align the start of the data on a page */
-	return add_size(add_size(pool_header_size(n), BUFPOOL_ALIGN),
-					mul_size(n, (Size) rx_buffer_size));
+	return add_size(add_size(pool_header_size(n[0] + n[1]), BUFPOOL_ALIGN),
+					pool_data_size(n, size));
 }
 
 void
 bufpool_shmem_init(void)
 {
 	bool		found;
-	int			n = pool_nbuffers_setting();
+	int			n[RX_BUF_NCLASSES];
+	Size		size[RX_BUF_NCLASSES];
+	int			total;
 	char	   *raw;
+	Size		offset = 0;
+	int			first = 0;
 
+	class_settings(n, size);
+	total = n[0] + n[1];
 	raw = ShmemInitStruct("rdma_exchange buffer pool", bufpool_shmem_size(),
 						  &found);
 	/* align the header so that the data (header size is page rounded) is too */
 	pool = (BufPoolShared *) TYPEALIGN(BUFPOOL_ALIGN, raw);
-	pool_data = (char *) pool + pool_header_size(n);
+	pool_data = (char *) pool + pool_header_size(total);
 	if (found)
 		return;
 
 	SpinLockInit(&pool->lock);
-	pool->nbuffers = n;
-	pool->buffer_size = rx_buffer_size;
-	pool->data_offset = pool_header_size(n);
-	for (int i = 0; i < n; i++)
+	pool->nbuffers = total;
+	for (int c = 0; c < RX_BUF_NCLASSES; c++)
 	{
-		pool->descs[i].state = RX_BUF_FREE;
-		pool->descs[i].next = (i + 1 < n) ? i + 1 : -1;
-		pool->descs[i].owner = RX_BUF_NO_OWNER;
-		pool->descs[i].owner_gen = 0;
+		BufClass   *cl = &pool->classes[c];
+
+		offset = TYPEALIGN(BUFPOOL_ALIGN, offset);
+		memset(cl, 0, sizeof(*cl));
+		cl->first = first;
+		cl->nbuffers = n[c];
+		cl->buffer_size = size[c];
+		cl->offset = offset;
+		cl->free_head = n[c] > 0 ? first : -1;
+		cl->nfree = cl->low_water = n[c];
+		for (int i = first; i < first + n[c]; i++)
+		{
+			pool->descs[i].state = RX_BUF_FREE;
+			pool->descs[i].next = (i + 1 < first + n[c]) ? i + 1 : -1;
+			pool->descs[i].owner = RX_BUF_NO_OWNER;
+			pool->descs[i].owner_gen = 0;
+		}
+		offset += (Size) n[c] * size[c];
+		first += n[c];
 	}
-	pool->free_head = 0;
-	pool->nfree = n;
 }
 
 int
@@ -99,17 +142,40 @@ bufpool_nbuffers(void)
 	return pool->nbuffers;
 }
 
-Size
-bufpool_buffer_size(void)
+int
+bufpool_class_nbuffers(int cls)
 {
-	return pool->buffer_size;
+	return pool->classes[cls].nbuffers;
+}
+
+Size
+bufpool_buffer_size(int cls)
+{
+	return pool->classes[cls].buffer_size;
+}
+
+static inline int
+class_of(int id)
+{
+	return id >= pool->classes[RX_BUF_LARGE].first &&
+		pool->classes[RX_BUF_LARGE].nbuffers > 0 ? RX_BUF_LARGE : RX_BUF_SMALL;
+}
+
+int
+bufpool_class_of(int id)
+{
+	Assert(id >= 0 && id < pool->nbuffers);
+	return class_of(id);
 }
 
 char *
 bufpool_buffer(int id)
 {
+	BufClass   *cl;
+
 	Assert(id >= 0 && id < pool->nbuffers);
-	return pool_data + (Size) id * pool->buffer_size;
+	cl = &pool->classes[class_of(id)];
+	return pool_data + cl->offset + (Size) (id - cl->first) * cl->buffer_size;
 }
 
 RxBufDesc *
@@ -123,39 +189,55 @@ bufpool_desc(int id)
 int
 bufpool_id_of(const char *ptr)
 {
-	Size		off;
-
 	if (ptr < pool_data)
 		return -1;
-	off = ptr - pool_data;
-	if (off >= (Size) pool->nbuffers * pool->buffer_size)
-		return -1;
-	return (int) (off / pool->buffer_size);
+	for (int c = 0; c < RX_BUF_NCLASSES; c++)
+	{
+		BufClass   *cl = &pool->classes[c];
+		Size		off = ptr - pool_data;
+
+		if (off >= cl->offset &&
+			off < cl->offset + (Size) cl->nbuffers * cl->buffer_size)
+			return cl->first + (int) ((off - cl->offset) / cl->buffer_size);
+	}
+	return -1;
 }
 
 char *
 bufpool_region(Size *len)
 {
-	*len = (Size) pool->nbuffers * pool->buffer_size;
+	int			n[RX_BUF_NCLASSES];
+	Size		size[RX_BUF_NCLASSES];
+
+	n[RX_BUF_SMALL] = pool->classes[RX_BUF_SMALL].nbuffers;
+	n[RX_BUF_LARGE] = pool->classes[RX_BUF_LARGE].nbuffers;
+	size[RX_BUF_SMALL] = pool->classes[RX_BUF_SMALL].buffer_size;
+	size[RX_BUF_LARGE] = pool->classes[RX_BUF_LARGE].buffer_size;
+	*len = pool_data_size(n, size);
 	return pool_data;
 }
 
 int
-bufpool_get(RxBufState state, int owner, uint32 owner_gen, int reserve)
+bufpool_get(int cls, RxBufState state, int owner, uint32 owner_gen,
+			int reserve)
 {
+	BufClass   *cl = &pool->classes[cls];
 	int			id;
 	RxBufDesc  *d;
 
 	SpinLockAcquire(&pool->lock);
-	if (pool->nfree <= reserve)
+	if (cl->nfree <= reserve)
 	{
 		SpinLockRelease(&pool->lock);
 		return -1;
 	}
-	id = pool->free_head;
+	id = cl->free_head;
 	d = &pool->descs[id];
-	pool->free_head = d->next;
-	pool->nfree--;
+	cl->free_head = d->next;
+	cl->nfree--;
+	cl->grows++;
+	if (cl->nfree < cl->low_water)
+		cl->low_water = cl->nfree;
 	d->state = state;
 	d->owner = owner;
 	d->owner_gen = owner_gen;
@@ -168,12 +250,14 @@ static inline void
 pool_put_locked(int id)
 {
 	RxBufDesc  *d = &pool->descs[id];
+	BufClass   *cl = &pool->classes[class_of(id)];
 
 	d->state = RX_BUF_FREE;
 	d->owner = RX_BUF_NO_OWNER;
-	d->next = pool->free_head;
-	pool->free_head = id;
-	pool->nfree++;
+	d->next = cl->free_head;
+	cl->free_head = id;
+	cl->nfree++;
+	cl->shrinks++;
 }
 
 void
@@ -190,9 +274,9 @@ bufpool_put(int id)
 }
 
 int
-bufpool_nfree(void)
+bufpool_nfree(int cls)
 {
-	return *((volatile int32 *) &pool->nfree);
+	return *((volatile int32 *) &pool->classes[cls].nfree);
 }
 
 int
@@ -238,10 +322,21 @@ bufpool_free_states(uint32 state_mask)
 
 /* a snapshot for statistics; states change under our feet, that is fine */
 void
-bufpool_count_states(uint64 *counts)
+bufpool_count_states(int cls, uint64 *counts, RxBufClassStats *stats)
 {
+	BufClass   *cl = &pool->classes[cls];
+
+	SpinLockAcquire(&pool->lock);
+	stats->nbuffers = cl->nbuffers;
+	stats->buffer_size = cl->buffer_size;
+	stats->nfree = cl->nfree;
+	stats->low_water = cl->low_water;
+	stats->grows = cl->grows;
+	stats->shrinks = cl->shrinks;
+	SpinLockRelease(&pool->lock);
+
 	memset(counts, 0, sizeof(uint64) * RX_BUF_NSTATES);
-	for (int i = 0; i < pool->nbuffers; i++)
+	for (int i = cl->first; i < cl->first + cl->nbuffers; i++)
 	{
 		uint8		s = *((volatile uint8 *) &pool->descs[i].state);
 

@@ -3,9 +3,17 @@
  * bufpool.h
  *	  The shared pool of message buffers of one instance.
  *
- * rdma_exchange.buffer_pool_size kB of shared memory, cut into buffers of
- * rdma_exchange.buffer_size bytes, page aligned so the transport worker
- * can register the whole region with the fabric once.  Every buffer has a
+ * Two size classes in one page-aligned region of shared memory, which the
+ * transport worker registers with the fabric once:
+ *	- small: rdma_exchange.buffer_pool_size kB cut into buffers of
+ *	  rdma_exchange.buffer_size bytes, for the datagram design, whose
+ *	  messages are at most one MTU;
+ *	- large: rdma_exchange.large_buffer_pool_size kB of
+ *	  rdma_exchange.large_buffer_size buffers (64 kB), for the designs over
+ *	  reliable connections.
+ * Each class has its own free list; a buffer's id tells its class.  The
+ * pool counts how often buffers were taken and given back, and its low
+ * water mark, for the statistics view.  Every buffer has a
  * descriptor with its state (the paper's Wait / Populate / Transmit /
  * Consume, plus posted-for-receive) and its owner, the port it belongs to.
  * Owners chain the buffers they hold into lists through the descriptors.
@@ -29,10 +37,27 @@ typedef enum RxBufState
 	RX_BUF_RECV_POSTED,			/* posted by the worker for receiving */
 	RX_BUF_WAIT,				/* holds a received message for a backend */
 	RX_BUF_CONSUME,				/* a backend reads it */
+	RX_BUF_LENT,				/* semq_wr: lent to a remote sender */
+	RX_BUF_QUARANTINE,			/* a peer may still reach it; see worker.c */
 	RX_BUF_NSTATES
 } RxBufState;
 
 #define RX_BUF_NO_OWNER		(-1)
+
+/* size classes */
+#define RX_BUF_SMALL		0
+#define RX_BUF_LARGE		1
+#define RX_BUF_NCLASSES		2
+
+typedef struct RxBufClassStats
+{
+	int			nbuffers;
+	Size		buffer_size;
+	int			nfree;
+	int			low_water;		/* fewest free buffers since start-up */
+	uint64		grows;			/* buffers taken */
+	uint64		shrinks;		/* buffers given back */
+} RxBufClassStats;
 
 typedef struct RxBufDesc
 {
@@ -54,20 +79,23 @@ extern Size bufpool_shmem_size(void);
 extern void bufpool_shmem_init(void);
 
 extern int	bufpool_nbuffers(void);
-extern Size bufpool_buffer_size(void);
+extern int	bufpool_class_nbuffers(int cls);
+extern Size bufpool_buffer_size(int cls);
+extern int	bufpool_class_of(int id);
 extern char *bufpool_buffer(int id);
 extern RxBufDesc *bufpool_desc(int id);
 extern int	bufpool_id_of(const char *ptr);
 extern char *bufpool_region(Size *len);
 
 /*
- * Take a free buffer, or -1 when no more than `reserve` are free (so that
- * senders cannot take the buffers the worker needs to keep receiving).
+ * Take a free buffer of a class, or -1 when no more than `reserve` are free
+ * (so that senders cannot take the buffers the worker needs to keep
+ * receiving).
  */
-extern int	bufpool_get(RxBufState state, int owner, uint32 owner_gen,
+extern int	bufpool_get(int cls, RxBufState state, int owner, uint32 owner_gen,
 						int reserve);
 extern void bufpool_put(int id);
-extern int	bufpool_nfree(void);
+extern int	bufpool_nfree(int cls);
 
 /* free every buffer of a port in one of the given states; returns count */
 extern int	bufpool_free_owned(int owner, uint32 owner_gen, uint32 state_mask);
@@ -77,7 +105,8 @@ extern int	bufpool_free_states(uint32 state_mask);
 
 #define RX_BUF_MASK(s)		(1U << (s))
 
-extern void bufpool_count_states(uint64 *counts /* [RX_BUF_NSTATES] */ );
+extern void bufpool_count_states(int cls, uint64 *counts /* [RX_BUF_NSTATES] */ ,
+								 RxBufClassStats *stats);
 
 static inline void
 rx_buflist_init(RxBufList *l)

@@ -185,6 +185,7 @@ typedef struct FragmentScan
 {
 	Bitmapset  *rtis;
 	List	   *index_oids;
+	List	   *designs;		/* exchange id, design of each RECEIVE */
 } FragmentScan;
 
 static void
@@ -232,6 +233,16 @@ scan_fragment(Plan *plan, FragmentScan *fs)
 			break;
 		case T_SubqueryScan:
 			scan_fragment(((SubqueryScan *) plan)->subplan, fs);
+			break;
+		case T_CustomScan:
+			if (rx_is_receive(plan))
+			{
+				RxReceiveInfo info;
+
+				rx_receive_info((CustomScan *) plan, &info);
+				fs->designs = lappend_int(fs->designs, info.exchange_id);
+				fs->designs = lappend_int(fs->designs, rx_exchange_design(&info));
+			}
 			break;
 		default:
 			break;
@@ -388,7 +399,7 @@ extern_params(EState *estate, RxFragmentMsg *msg)
 
 static char *
 build_message(RxDispatch *d, RxReceiveState *r, uint64 query_id, uint64 token,
-			  int self)
+			  int self, int gather_design)
 {
 	EState	   *estate = r->css.ss.ps.state;
 	PlannedStmt *top = estate->es_plannedstmt;
@@ -410,7 +421,10 @@ build_message(RxDispatch *d, RxReceiveState *r, uint64 query_id, uint64 token,
 	}
 	msg.instrument_options = estate->es_instrument;
 
+	/* every exchange's design, chosen here once for all members */
+	fs.designs = list_make2_int(r->info.exchange_id, gather_design);
 	scan_fragment(fragment, &fs);
+	msg.designs = fs.designs;
 	stmt->commandType = CMD_SELECT;
 	stmt->canSetTag = true;
 	stmt->planTree = fragment;
@@ -513,9 +527,10 @@ rx_dispatch_start(RxReceiveState *r)
 	}
 	spec.nrecv = 1;
 	spec.recv_exchange_ids[0] = r->info.exchange_id;
+	spec.recv_designs[0] = rx_exchange_design(&r->info);
 	spec.nsend = 0;
 
-	message = build_message(d, r, query_id, token, self);
+	message = build_message(d, r, query_id, token, self, spec.recv_designs[0]);
 
 	/* the port first: rows may arrive as soon as the first member starts */
 	d->port = rx_port_open(&spec);

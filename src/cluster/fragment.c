@@ -242,6 +242,20 @@ report_walker(PlanState *ps, void *context)
 	return planstate_tree_walker(ps, report_walker, context);
 }
 
+/* the transport design the coordinator chose for an exchange */
+static int
+shipped_design(const RxFragmentMsg *msg, int exchange_id)
+{
+	for (int i = 0; i + 1 < list_length(msg->designs); i += 2)
+		if (list_nth_int(msg->designs, i) == exchange_id)
+			return list_nth_int(msg->designs, i + 1);
+	ereport(ERROR,
+			(errcode(ERRCODE_PROTOCOL_VIOLATION),
+			 errmsg("plan fragment names no transport design for exchange %d",
+					exchange_id)));
+	return 0;					/* keep the compiler quiet */
+}
+
 /* the coordinator's bound parameters ($1, ...), as the executor takes them */
 static ParamListInfo
 bound_params(List *values)
@@ -351,9 +365,15 @@ rx_execute_fragment(PG_FUNCTION_ARGS)
 				 errmsg("a plan fragment may take part in at most %d exchanges",
 						RX_MAX_EXCHANGES)));
 	foreach(a, w.recv_ids)
+	{
+		spec.recv_designs[spec.nrecv] = shipped_design(msg, lfirst_int(a));
 		spec.recv_exchange_ids[spec.nrecv++] = lfirst_int(a);
+	}
 	foreach(a, w.send_ids)
+	{
+		spec.send_designs[spec.nsend] = shipped_design(msg, lfirst_int(a));
 		spec.send_exchange_ids[spec.nsend++] = lfirst_int(a);
+	}
 
 	port = rx_port_open(&spec);
 	initStringInfo(&report);

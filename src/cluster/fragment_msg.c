@@ -91,6 +91,7 @@ rx_fragment_encode(RxFragmentMsg *msg)
 	body = lappend(body, msg->guc_names);
 	body = lappend(body, msg->guc_values);
 	body = lappend(body, msg->extern_values);
+	body = lappend(body, msg->designs);
 	text = psprintf("%s %s\n%s", RX_FRAGMENT_MAGIC,
 					rx_local_extension_version(), nodeToString(body));
 	sign(text, strlen(text), sig);
@@ -156,7 +157,7 @@ rx_fragment_decode(const char *text)
 				 errhint("Install the same version on every member (ALTER EXTENSION rdma_exchange UPDATE).")));
 
 	body = (List *) stringToNode(newline + 1);
-	if (!IsA(body, List) || list_length(body) != 17 ||
+	if (!IsA(body, List) || list_length(body) != 18 ||
 		!IsA(linitial(body), String) ||
 		strcmp(strVal(linitial(body)), RX_FRAGMENT_MAGIC) != 0)
 		ereport(ERROR,
@@ -192,5 +193,6 @@ rx_fragment_decode(const char *text)
 	msg->guc_names = (List *) list_nth(body, 14);
 	msg->guc_values = (List *) list_nth(body, 15);
 	msg->extern_values = (List *) list_nth(body, 16);
+	msg->designs = (List *) list_nth(body, 17);
 	return msg;
 }

@@ -34,6 +34,7 @@ typedef struct RxFragmentMsg
 	List	   *param_ids;		/* PARAM_EXEC ids shipped */
 	List	   *param_values;	/* Const of each */
 	List	   *extern_values;	/* bound parameters $1..$n: Const of each */
+	List	   *designs;		/* exchange id, RxDesign, ... (int list) */
 	List	   *guc_names;		/* settings the fragment runs with */
 	List	   *guc_values;
 } RxFragmentMsg;

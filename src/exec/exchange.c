@@ -21,6 +21,7 @@
 #include "nodes/pg_list.h"
 
 #include "exec/exchange.h"
+#include "transport/transport.h"
 #include "exec/exchange_state.h"
 
 extern CustomScanMethods rx_shuffle_plan_methods;
@@ -316,4 +317,11 @@ rx_exchange_slots_vary(CustomScanState *node)
 										  cscan->custom_scan_tlist != NIL ?
 										  INDEX_VAR : cscan->scan.scanrelid);
 	node->ss.ps.qual = ExecInitQual(cscan->scan.plan.qual, &node->ss.ps);
+}
+
+/* an ordered merge needs an ordered stream: see rx_design_choose() */
+int
+rx_exchange_design(const RxReceiveInfo *info)
+{
+	return rx_design_choose(info->nsortkeys > 0);
 }

@@ -106,6 +106,9 @@ extern bool rx_is_receive(Plan *plan);
 extern void rx_shuffle_info(CustomScan *cscan, RxShuffleInfo *info);
 extern void rx_receive_info(CustomScan *cscan, RxReceiveInfo *info);
 
+/* the transport design of an exchange, chosen when the query starts */
+extern int	rx_exchange_design(const RxReceiveInfo *info);
+
 /* called from _PG_init: registers the custom scan methods */
 extern void rx_exec_init(void);
 

@@ -447,9 +447,13 @@ receive_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 
 		ExplainPropertyText("Gather", r->info.nsortkeys > 0 ? "ordered merge" : "unordered", es);
 		ExplainPropertyInteger("Members", NULL, n, es);
+	}
+	{
+		int			design = rx_exchange_design(&r->info);
+
 		ExplainPropertyText("Transport", psprintf("%s over %s",
-												  rx_transport_design_name(),
-												  rx_transport_provider_name()), es);
+												  rx_design_name(design),
+												  rx_transport_provider_name(design)), es);
 	}
 	if (r->info.fallback)
 		ExplainPropertyText("Fallback",

@@ -1,14 +1,25 @@
 /*-------------------------------------------------------------------------
  *
  * fabric.c
- *	  Every libfabric call of rdma_exchange: one FI_EP_DGRAM endpoint with
- *	  FI_MSG, a receive CQ that can be waited on, a send CQ, an address
- *	  vector, and, where the provider asks for it (FI_MR_LOCAL, as verbs
- *	  does), one registration of the whole buffer pool.
+ *	  Every libfabric call of rdma_exchange.  The transport worker opens up
+ *	  to two endpoints, each with its own fabric, domain, address vector, a
+ *	  receive CQ that can be waited on and a send CQ:
+ *
+ *	  RX_EP_DGRAM     FI_EP_DGRAM with FI_MSG (udp here, a UD QP on verbs):
+ *	                  the send/receive over datagrams designs;
+ *	  RX_EP_RELIABLE  FI_EP_RDM with FI_MSG and FI_RMA (tcp;ofi_rxm or shm
+ *	                  here, RC QPs through verbs;ofi_rxm on InfiniBand/RoCE):
+ *	                  send/receive, RDMA Read and RDMA Write with immediate
+ *	                  data over reliable connections.
+ *
+ * The buffer pool is registered once per endpoint: where the provider asks
+ * for it (FI_MR_LOCAL) on the datagram endpoint, always on the reliable one,
+ * whose peers read and write it remotely.  Remote addresses are virtual
+ * addresses or offsets into the pool, as the provider's mr_mode says.
  *
  * Everything provider specific is in this file and small: which providers
- * offer datagrams (udp here, verbs on InfiniBand/RoCE), the message prefix
- * verbs puts in front of a UD receive (FI_MSG_PREFIX), and whether control
+ * offer what, the message prefix verbs puts in front of a UD receive
+ * (FI_MSG_PREFIX), how shm names its endpoints, and whether control
  * messages fit in an inject.  Only the transport worker calls this, after
  * it has forked; the postmaster never opens the fabric.
  *
@@ -23,6 +34,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
 
 #include "utils/memutils.h"
 
@@ -33,42 +45,52 @@
 #define UDP_SOCKET_BUFFER	(8 * 1024 * 1024)
 #define CTRL_SLOT_SIZE		128
 
-static struct fi_info *fi = NULL;
-static struct fid_fabric *fabric = NULL;
-static struct fid_domain *domain = NULL;
-static struct fid_ep *ep = NULL;
-static struct fid_cq *rxcq = NULL;
-static struct fid_cq *txcq = NULL;
-static struct fid_av *av = NULL;
-static struct fid_mr *pool_mr = NULL;
-static struct fid_mr *ctrl_mr = NULL;
-static void *pool_desc = NULL;
-static void *ctrl_desc = NULL;
-static int	wait_fd = -1;
+/* everything one endpoint owns */
+typedef struct FabricEp
+{
+	struct fi_info *fi;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_ep *ep;
+	struct fid_cq *rxcq;
+	struct fid_cq *txcq;
+	struct fid_av *av;
+	struct fid_mr *pool_mr;
+	struct fid_mr *ctrl_mr;
+	void	   *pool_desc;
+	void	   *ctrl_desc;
+	char	   *region;			/* the pool, for remote offsets */
+	bool		virt_addr;		/* remote addresses are virtual addresses */
+	bool		string_names;	/* shm: endpoints are named, not host:port */
+	int			wait_fd;
 
-/* one fi_context per operation (FI_CONTEXT mode): buffers, then ctrl slots */
-static struct fi_context *contexts = NULL;
-static int	ncontexts_buf = 0;
+	/* one fi_context per operation (FI_CONTEXT mode): buffers, then ctrl slots */
+	struct fi_context *contexts;
+	int			ncontexts_buf;
 
-/* control messages that do not fit in an inject go from these slots */
-static char *ctrl_raw = NULL;	/* allocation behind ctrl_slots */
-static char *ctrl_slots = NULL;
-static bool ctrl_busy[CTRL_SLOTS];
-static int	ctrl_next = 0;
-static Size inject_size = 0;
-static Size prefix_size = 0;
+	/* control messages that do not fit in an inject go from these slots */
+	char	   *ctrl_raw;		/* allocation behind ctrl_slots */
+	char	   *ctrl_slots;
+	bool		ctrl_busy[CTRL_SLOTS];
+	int			ctrl_next;
+	Size		inject_size;
+	Size		prefix_size;
+} FabricEp;
 
+static FabricEp eps[RX_NEPS];
+
+/* the libfabric provider name of a setting, for one kind of endpoint */
 static const char *
-provider_core_name(int provider)
+provider_name(int e, int provider)
 {
 	switch (provider)
 	{
 		case RX_PROVIDER_VERBS:
-			return "verbs";
+			return e == RX_EP_DGRAM ? "verbs" : "verbs;ofi_rxm";
 		case RX_PROVIDER_UDP:
 			return "udp";
 		case RX_PROVIDER_TCP:
-			return "tcp";
+			return "tcp;ofi_rxm";
 		case RX_PROVIDER_SHM:
 			return "shm";
 	}
@@ -76,10 +98,12 @@ provider_core_name(int provider)
 }
 
 const char *
-rx_fabric_unsupported(int provider)
+rx_fabric_unsupported(int e, int provider)
 {
-	if (provider == RX_PROVIDER_TCP || provider == RX_PROVIDER_SHM)
-		return "The tcp and shm providers offer only reliable endpoints, which the send/receive over datagrams design cannot use; set rdma_exchange.fabric_provider to udp, verbs or auto.";
+	if (e == RX_EP_DGRAM && (provider == RX_PROVIDER_TCP || provider == RX_PROVIDER_SHM))
+		return "The tcp and shm providers offer only reliable endpoints, which the send/receive over datagrams designs cannot use; set rdma_exchange.fabric_provider to udp, verbs or auto.";
+	if (e == RX_EP_RELIABLE && provider == RX_PROVIDER_UDP)
+		return "The udp provider offers no reliable endpoints with RDMA operations; set rdma_exchange.reliable_provider to tcp, shm, verbs or auto.";
 	return NULL;
 }
 
@@ -120,7 +144,7 @@ rx_fabric_split_address(const char *address, char *host, Size hostlen,
 }
 
 static struct fi_info *
-fabric_hints(const char *prov_name, int recv_depth)
+fabric_hints(int e, const char *prov_name, int recv_depth)
 {
 	struct fi_info *hints = fi_allocinfo();
 
@@ -128,26 +152,63 @@ fabric_hints(const char *prov_name, int recv_depth)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("out of memory")));
-	hints->caps = FI_MSG;
-	hints->ep_attr->type = FI_EP_DGRAM;
+	if (e == RX_EP_DGRAM)
+	{
+		hints->caps = FI_MSG;
+		hints->ep_attr->type = FI_EP_DGRAM;
+		hints->domain_attr->mr_mode = FI_MR_LOCAL;
+	}
+	else
+	{
+		hints->caps = FI_MSG | FI_RMA | FI_READ | FI_WRITE |
+			FI_REMOTE_READ | FI_REMOTE_WRITE;
+		hints->ep_attr->type = FI_EP_RDM;
+		/* what we can do: register, use keys and addresses we are given */
+		hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
+			FI_MR_PROV_KEY | FI_MR_ALLOCATED;
+	}
 	/* we can live with both: every operation has its own fi_context */
 	hints->mode = FI_CONTEXT | FI_MSG_PREFIX;
-	hints->domain_attr->mr_mode = FI_MR_LOCAL;
 	hints->domain_attr->threading = FI_THREAD_DOMAIN;
 	hints->rx_attr->size = recv_depth;
 	hints->fabric_attr->prov_name = strdup(prov_name);
 	return hints;
 }
 
+/*
+ * The node and service an endpoint binds to.  shm endpoints are named, not
+ * bound to a port; the name is made of the port, which is unique on a host.
+ */
+static void
+endpoint_name(const char *prov_name, const char *host, const char *service,
+			  const char **node, const char **svc, char *buf, Size buflen)
+{
+	if (strcmp(prov_name, "shm") == 0)
+	{
+		snprintf(buf, buflen, "rdma_exchange_%s", service);
+		*node = buf;
+		*svc = NULL;
+	}
+	else
+	{
+		*node = host;
+		*svc = service;
+	}
+}
+
 /* fi_getinfo for one provider, bound to host:service; NULL if unavailable */
 static struct fi_info *
-fabric_getinfo(const char *prov_name, const char *host, const char *service,
-			   int recv_depth, int *err)
+fabric_getinfo(int e, const char *prov_name, const char *host,
+			   const char *service, int recv_depth, int *err)
 {
-	struct fi_info *hints = fabric_hints(prov_name, recv_depth);
+	struct fi_info *hints = fabric_hints(e, prov_name, recv_depth);
 	struct fi_info *info = NULL;
+	const char *node;
+	const char *svc;
+	char		name[RX_FABRIC_ADDR_LEN + 32];
 
-	*err = fi_getinfo(RX_FI_VERSION, host, service, FI_SOURCE, hints, &info);
+	endpoint_name(prov_name, host, service, &node, &svc, name, sizeof(name));
+	*err = fi_getinfo(RX_FI_VERSION, node, svc, FI_SOURCE, hints, &info);
 	fi_freeinfo(hints);
 	if (*err != 0)
 		return NULL;
@@ -194,10 +255,11 @@ udp_enlarge_socket_buffers(const void *name, size_t namelen)
 	} while (0)
 
 void
-rx_fabric_open(int provider, const char *address, char *region,
+rx_fabric_open(int e, int provider, const char *address, char *region,
 			   Size region_len, int nbuffers, int recv_depth,
 			   RxFabricInfo *out)
 {
+	FabricEp   *f = &eps[e];
 	char		host[RX_FABRIC_ADDR_LEN];
 	char		service[RX_FABRIC_ADDR_LEN];
 	int			err = 0;
@@ -207,6 +269,7 @@ rx_fabric_open(int provider, const char *address, char *region,
 	char		name[128];
 	size_t		namelen = sizeof(name);
 	size_t		addrlen;
+	const char *tried;
 
 	if (!rx_fabric_split_address(address, host, sizeof(host),
 								 service, sizeof(service)))
@@ -215,166 +278,201 @@ rx_fabric_open(int provider, const char *address, char *region,
 				 errmsg("invalid rdma_exchange.fabric_address \"%s\"", address),
 				 errhint("Use host:port, for example 127.0.0.1:7400.")));
 
+	memset(f, 0, sizeof(*f));
+	f->wait_fd = -1;
 	if (provider == RX_PROVIDER_AUTO)
 	{
-		/* verbs when an RDMA device offers datagrams, otherwise udp */
-		fi = fabric_getinfo("verbs", host, service, recv_depth, &err);
-		if (fi == NULL)
-			fi = fabric_getinfo("udp", host, service, recv_depth, &err);
+		/* verbs when an RDMA device is there, otherwise udp or tcp */
+		const char *fallback = e == RX_EP_DGRAM ? "udp" : "tcp;ofi_rxm";
+
+		tried = e == RX_EP_DGRAM ? "verbs, then udp" : "verbs;ofi_rxm, then tcp;ofi_rxm";
+		f->fi = fabric_getinfo(e, provider_name(e, RX_PROVIDER_VERBS), host,
+							   service, recv_depth, &err);
+		if (f->fi == NULL)
+			f->fi = fabric_getinfo(e, fallback, host, service, recv_depth, &err);
 	}
 	else
-		fi = fabric_getinfo(provider_core_name(provider), host, service,
-							recv_depth, &err);
-	if (fi == NULL)
+	{
+		tried = provider_name(e, provider);
+		f->fi = fabric_getinfo(e, tried, host, service, recv_depth, &err);
+	}
+	if (f->fi == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
-				 errmsg("no libfabric provider offers datagram endpoints at \"%s\"",
-						address),
-				 errdetail("fi_getinfo for provider \"%s\" with FI_EP_DGRAM and FI_MSG failed: %s.",
-						   provider == RX_PROVIDER_AUTO ? "verbs, then udp" :
-						   provider_core_name(provider), fi_strerror(-err))));
+				 errmsg("no libfabric provider offers %s endpoints at \"%s\"",
+						e == RX_EP_DGRAM ? "datagram" : "reliable", address),
+				 errdetail("fi_getinfo for provider \"%s\" with %s failed: %s.",
+						   tried,
+						   e == RX_EP_DGRAM ? "FI_EP_DGRAM and FI_MSG" :
+						   "FI_EP_RDM, FI_MSG and FI_RMA",
+						   fi_strerror(-err))));
 
-	FI_CHECK(fi_fabric(fi->fabric_attr, &fabric, NULL), "open the fabric");
-	FI_CHECK(fi_domain(fabric, fi, &domain, NULL), "open the domain");
+	FI_CHECK(fi_fabric(f->fi->fabric_attr, &f->fabric, NULL), "open the fabric");
+	FI_CHECK(fi_domain(f->fabric, f->fi, &f->domain, NULL), "open the domain");
 
 	memset(&cq_attr, 0, sizeof(cq_attr));
-	cq_attr.format = FI_CQ_FORMAT_MSG;
+	/* DATA: a write with immediate data reports its immediate */
+	cq_attr.format = FI_CQ_FORMAT_DATA;
 	cq_attr.size = Max(recv_depth * 2, 256);
 	cq_attr.wait_obj = FI_WAIT_FD;
-	if (fi_cq_open(domain, &cq_attr, &rxcq, NULL) != 0)
+	if (fi_cq_open(f->domain, &cq_attr, &f->rxcq, NULL) != 0)
 	{
 		/* no waitable CQ: the worker polls with a short timeout instead */
 		cq_attr.wait_obj = FI_WAIT_NONE;
-		FI_CHECK(fi_cq_open(domain, &cq_attr, &rxcq, NULL),
+		FI_CHECK(fi_cq_open(f->domain, &cq_attr, &f->rxcq, NULL),
 				 "open the receive completion queue");
 	}
 	rx_wait = cq_attr.wait_obj;
 	cq_attr.wait_obj = FI_WAIT_NONE;
-	cq_attr.size = Max(fi->tx_attr->size * 2, 256);
-	FI_CHECK(fi_cq_open(domain, &cq_attr, &txcq, NULL),
+	cq_attr.size = Max(f->fi->tx_attr->size * 2, 256);
+	FI_CHECK(fi_cq_open(f->domain, &cq_attr, &f->txcq, NULL),
 			 "open the send completion queue");
 
 	memset(&av_attr, 0, sizeof(av_attr));
 	av_attr.type = FI_AV_UNSPEC;
-	FI_CHECK(fi_av_open(domain, &av_attr, &av, NULL), "open the address vector");
+	FI_CHECK(fi_av_open(f->domain, &av_attr, &f->av, NULL), "open the address vector");
 
-	FI_CHECK(fi_endpoint(domain, fi, &ep, NULL), "open the endpoint");
-	FI_CHECK(fi_ep_bind(ep, &av->fid, 0), "bind the address vector");
-	FI_CHECK(fi_ep_bind(ep, &txcq->fid, FI_TRANSMIT), "bind the send queue");
-	FI_CHECK(fi_ep_bind(ep, &rxcq->fid, FI_RECV), "bind the receive queue");
-	FI_CHECK(fi_enable(ep), "enable the endpoint");
+	FI_CHECK(fi_endpoint(f->domain, f->fi, &f->ep, NULL), "open the endpoint");
+	FI_CHECK(fi_ep_bind(f->ep, &f->av->fid, 0), "bind the address vector");
+	FI_CHECK(fi_ep_bind(f->ep, &f->txcq->fid, FI_TRANSMIT), "bind the send queue");
+	FI_CHECK(fi_ep_bind(f->ep, &f->rxcq->fid, FI_RECV), "bind the receive queue");
+	FI_CHECK(fi_enable(f->ep), "enable the endpoint");
 
-	wait_fd = -1;
 	if (rx_wait == FI_WAIT_FD)
 	{
 		int			fd;
 
-		if (fi_control(&rxcq->fid, FI_GETWAIT, &fd) == 0)
-			wait_fd = fd;
+		if (fi_control(&f->rxcq->fid, FI_GETWAIT, &fd) == 0)
+			f->wait_fd = fd;
 	}
 
-	prefix_size = (fi->mode & FI_MSG_PREFIX) ? fi->ep_attr->msg_prefix_size : 0;
-	inject_size = fi->tx_attr->inject_size;
+	f->prefix_size = (f->fi->mode & FI_MSG_PREFIX) ? f->fi->ep_attr->msg_prefix_size : 0;
+	f->inject_size = f->fi->tx_attr->inject_size;
+	f->region = region;
+	f->virt_addr = (f->fi->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
+	f->string_names = (f->fi->addr_format == FI_ADDR_STR);
 
-	/* one registration of the whole pool, only where the provider needs it */
-	if (fi->domain_attr->mr_mode & FI_MR_LOCAL)
+	/*
+	 * One registration of the whole pool: where the provider needs it for
+	 * local access, and always for RDMA, whose peers name it by key.
+	 */
+	if (e == RX_EP_RELIABLE || (f->fi->domain_attr->mr_mode & FI_MR_LOCAL))
 	{
-		FI_CHECK(fi_mr_reg(domain, region, region_len, FI_SEND | FI_RECV,
-						   0, 0, 0, &pool_mr, NULL),
+		uint64		access = FI_SEND | FI_RECV;
+
+		if (e == RX_EP_RELIABLE)
+			access |= FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+		FI_CHECK(fi_mr_reg(f->domain, region, region_len, access,
+						   0, 0, 0, &f->pool_mr, NULL),
 				 "register the buffer pool");
-		pool_desc = fi_mr_desc(pool_mr);
+		f->pool_desc = fi_mr_desc(f->pool_mr);
 	}
 
-	ncontexts_buf = nbuffers;
-	contexts = MemoryContextAllocZero(TopMemoryContext,
-									  sizeof(struct fi_context) * (nbuffers + CTRL_SLOTS));
-	if (inject_size < CTRL_SLOT_SIZE)
+	f->ncontexts_buf = nbuffers;
+	f->contexts = MemoryContextAllocZero(TopMemoryContext,
+										 sizeof(struct fi_context) * (nbuffers + CTRL_SLOTS));
+	if (f->inject_size < CTRL_SLOT_SIZE)
 	{
-		ctrl_raw = MemoryContextAlloc(TopMemoryContext,
-									  (Size) CTRL_SLOTS * (CTRL_SLOT_SIZE + prefix_size) + 4096);
-		ctrl_slots = (char *) TYPEALIGN(4096, ctrl_raw);
-		if (pool_mr != NULL)
+		Size		slots_len = (Size) CTRL_SLOTS * (CTRL_SLOT_SIZE + f->prefix_size);
+
+		f->ctrl_raw = MemoryContextAlloc(TopMemoryContext, slots_len + 4096);
+		f->ctrl_slots = (char *) TYPEALIGN(4096, f->ctrl_raw);
+		if (f->fi->domain_attr->mr_mode & FI_MR_LOCAL)
 		{
-			FI_CHECK(fi_mr_reg(domain, ctrl_slots,
-							   (Size) CTRL_SLOTS * (CTRL_SLOT_SIZE + prefix_size),
-							   FI_SEND, 0, 1, 0, &ctrl_mr, NULL),
+			FI_CHECK(fi_mr_reg(f->domain, f->ctrl_slots, slots_len,
+							   FI_SEND, 0, 1, 0, &f->ctrl_mr, NULL),
 					 "register the control buffers");
-			ctrl_desc = fi_mr_desc(ctrl_mr);
+			f->ctrl_desc = fi_mr_desc(f->ctrl_mr);
 		}
-		memset(ctrl_busy, 0, sizeof(ctrl_busy));
 	}
 
 	memset(out, 0, sizeof(*out));
-	strlcpy(out->provider, fi->fabric_attr->prov_name, sizeof(out->provider));
-	if (fi_getname(&ep->fid, name, &namelen) == 0)
+	strlcpy(out->provider, f->fi->fabric_attr->prov_name, sizeof(out->provider));
+	if (fi_getname(&f->ep->fid, name, &namelen) == 0)
 	{
 		addrlen = sizeof(out->address);
-		fi_av_straddr(av, name, out->address, &addrlen);
-		if (strcmp(fi->fabric_attr->prov_name, "udp") == 0)
+		fi_av_straddr(f->av, name, out->address, &addrlen);
+		if (strcmp(f->fi->fabric_attr->prov_name, "udp") == 0)
 			udp_enlarge_socket_buffers(name, namelen);
 	}
 	else
 		strlcpy(out->address, address, sizeof(out->address));
-	out->max_msg_size = fi->ep_attr->max_msg_size;
-	out->prefix_size = prefix_size;
-	out->recv_depth = Min((int) fi->rx_attr->size, recv_depth);
-	out->has_wait_fd = (wait_fd >= 0);
-	out->registered = (pool_mr != NULL);
+	out->max_msg_size = f->fi->ep_attr->max_msg_size;
+	out->prefix_size = f->prefix_size;
+	out->recv_depth = Min((int) f->fi->rx_attr->size, recv_depth);
+	out->has_wait_fd = (f->wait_fd >= 0);
+	out->registered = (f->pool_mr != NULL);
 }
 
 void
-rx_fabric_close(void)
+rx_fabric_close(int e)
 {
-	if (ep)
-		fi_close(&ep->fid);
-	if (pool_mr)
-		fi_close(&pool_mr->fid);
-	if (ctrl_mr)
-		fi_close(&ctrl_mr->fid);
-	if (av)
-		fi_close(&av->fid);
-	if (txcq)
-		fi_close(&txcq->fid);
-	if (rxcq)
-		fi_close(&rxcq->fid);
-	if (domain)
-		fi_close(&domain->fid);
-	if (fabric)
-		fi_close(&fabric->fid);
-	if (fi)
-		fi_freeinfo(fi);
-	if (contexts)
-		pfree(contexts);
-	if (ctrl_raw)
-		pfree(ctrl_raw);
-	contexts = NULL;
-	ctrl_raw = ctrl_slots = NULL;
-	ep = NULL;
-	pool_mr = ctrl_mr = NULL;
-	av = NULL;
-	txcq = rxcq = NULL;
-	domain = NULL;
-	fabric = NULL;
-	fi = NULL;
-	wait_fd = -1;
+	FabricEp   *f = &eps[e];
+
+	if (f->ep)
+		fi_close(&f->ep->fid);
+	if (f->pool_mr)
+		fi_close(&f->pool_mr->fid);
+	if (f->ctrl_mr)
+		fi_close(&f->ctrl_mr->fid);
+	if (f->av)
+		fi_close(&f->av->fid);
+	if (f->txcq)
+		fi_close(&f->txcq->fid);
+	if (f->rxcq)
+		fi_close(&f->rxcq->fid);
+	if (f->domain)
+		fi_close(&f->domain->fid);
+	if (f->fabric)
+		fi_close(&f->fabric->fid);
+	if (f->fi)
+		fi_freeinfo(f->fi);
+	if (f->contexts)
+		pfree(f->contexts);
+	if (f->ctrl_raw)
+		pfree(f->ctrl_raw);
+	memset(f, 0, sizeof(*f));
+	f->wait_fd = -1;
 }
 
 bool
-rx_fabric_resolve(const char *address, RxFabricAddr *addr, const char **reason)
+rx_fabric_is_open(int e)
+{
+	return eps[e].ep != NULL;
+}
+
+bool
+rx_fabric_resolve(int e, const char *address, RxFabricAddr *addr,
+				  const char **reason)
 {
 	static char why[256];
+	FabricEp   *f = &eps[e];
 	char		host[RX_FABRIC_ADDR_LEN];
 	char		service[RX_FABRIC_ADDR_LEN];
 	fi_addr_t	fa = FI_ADDR_NOTAVAIL;
 	int			ret;
 
+	if (f->ep == NULL)
+	{
+		*reason = "This member has no endpoint of that kind open; see the server log of its transport worker.";
+		return false;
+	}
 	if (!rx_fabric_split_address(address, host, sizeof(host),
 								 service, sizeof(service)))
 	{
 		*reason = "The address is not of the form host:port.";
 		return false;
 	}
-	ret = fi_av_insertsvc(av, host, service, &fa, 0, NULL);
+	if (f->string_names)
+	{
+		/* a named endpoint (shm): the peer's name, made as in endpoint_name() */
+		char		name[RX_FABRIC_ADDR_LEN + 32];
+
+		snprintf(name, sizeof(name), "fi_ns://rdma_exchange_%s:", service);
+		ret = fi_av_insert(f->av, name, 1, &fa, 0, NULL);
+	}
+	else
+		ret = fi_av_insertsvc(f->av, host, service, &fa, 0, NULL);
 	if (ret == 1 && fa != FI_ADDR_NOTAVAIL)
 	{
 		*addr = (RxFabricAddr) fa;
@@ -395,7 +493,7 @@ rx_fabric_resolve(const char *address, RxFabricAddr *addr, const char **reason)
 					 host, gai_strerror(gai));
 		else
 			snprintf(why, sizeof(why), "The address vector of provider \"%s\" refused it: %s.",
-					 fi->fabric_attr->prov_name,
+					 f->fi->fabric_attr->prov_name,
 					 ret < 0 ? fi_strerror(-ret) : "no address inserted");
 		if (res)
 			freeaddrinfo(res);
@@ -405,53 +503,91 @@ rx_fabric_resolve(const char *address, RxFabricAddr *addr, const char **reason)
 }
 
 int
-rx_fabric_post_recv(int bufid, char *buf, Size len)
+rx_fabric_post_recv(int e, int bufid, char *buf, Size len)
 {
-	return (int) fi_recv(ep, buf, len + prefix_size, pool_desc,
-						 FI_ADDR_UNSPEC, &contexts[bufid]);
+	FabricEp   *f = &eps[e];
+
+	return (int) fi_recv(f->ep, buf, len + f->prefix_size, f->pool_desc,
+						 FI_ADDR_UNSPEC, &f->contexts[bufid]);
 }
 
 int
-rx_fabric_send(int bufid, char *buf, Size len, RxFabricAddr dest)
+rx_fabric_send(int e, int bufid, char *buf, Size len, RxFabricAddr dest)
 {
-	return (int) fi_send(ep, buf, len + prefix_size, pool_desc,
-						 (fi_addr_t) dest, &contexts[bufid]);
+	FabricEp   *f = &eps[e];
+
+	return (int) fi_send(f->ep, buf, len + f->prefix_size, f->pool_desc,
+						 (fi_addr_t) dest, &f->contexts[bufid]);
+}
+
+void
+rx_fabric_remote_ref(int e, const char *buf, uint64 *raddr, uint64 *key)
+{
+	FabricEp   *f = &eps[e];
+
+	Assert(f->pool_mr != NULL);
+	*raddr = f->virt_addr ? (uint64) (uintptr_t) buf : (uint64) (buf - f->region);
+	*key = fi_mr_key(f->pool_mr);
 }
 
 int
-rx_fabric_send_small(const void *msg, Size len, RxFabricAddr dest)
+rx_fabric_read(int e, int bufid, char *buf, Size len, RxFabricAddr src,
+			   uint64 raddr, uint64 key)
 {
+	FabricEp   *f = &eps[e];
+
+	return (int) fi_read(f->ep, buf, len, f->pool_desc, (fi_addr_t) src,
+						 raddr, key, &f->contexts[bufid]);
+}
+
+int
+rx_fabric_write_imm(int e, int bufid, char *buf, Size len, RxFabricAddr dest,
+					uint64 raddr, uint64 key, uint64 imm)
+{
+	FabricEp   *f = &eps[e];
+
+	return (int) fi_writedata(f->ep, buf, len, f->pool_desc, imm,
+							  (fi_addr_t) dest, raddr, key, &f->contexts[bufid]);
+}
+
+int
+rx_fabric_send_small(int e, const void *msg, Size len, RxFabricAddr dest)
+{
+	FabricEp   *f = &eps[e];
 	int			slot;
 	char	   *p;
 	int			ret;
 
-	if (len <= inject_size && prefix_size == 0)
-		return (int) fi_inject(ep, msg, len, (fi_addr_t) dest);
+	if (len <= f->inject_size && f->prefix_size == 0)
+		return (int) fi_inject(f->ep, msg, len, (fi_addr_t) dest);
 
 	Assert(len <= CTRL_SLOT_SIZE);
-	slot = ctrl_next;
-	if (ctrl_busy[slot])
+	slot = f->ctrl_next;
+	if (f->ctrl_busy[slot])
 		return -FI_EAGAIN;
-	p = ctrl_slots + (Size) slot * (CTRL_SLOT_SIZE + prefix_size);
-	memcpy(p + prefix_size, msg, len);
-	ret = (int) fi_send(ep, p, len + prefix_size, ctrl_desc, (fi_addr_t) dest,
-						&contexts[ncontexts_buf + slot]);
+	p = f->ctrl_slots + (Size) slot * (CTRL_SLOT_SIZE + f->prefix_size);
+	memcpy(p + f->prefix_size, msg, len);
+	ret = (int) fi_send(f->ep, p, len + f->prefix_size, f->ctrl_desc,
+						(fi_addr_t) dest, &f->contexts[f->ncontexts_buf + slot]);
 	if (ret == 0)
 	{
-		ctrl_busy[slot] = true;
-		ctrl_next = (slot + 1) % CTRL_SLOTS;
+		f->ctrl_busy[slot] = true;
+		f->ctrl_next = (slot + 1) % CTRL_SLOTS;
 	}
 	return ret;
 }
 
 /*
  * Read completions.  Control slots are recycled here and never reported;
- * returns the number of buffer completions stored in out.
+ * returns the number of buffer completions stored in out.  A write with
+ * immediate data that landed in our memory has no context of ours: it is
+ * reported with bufid -1 and its immediate.
  */
 static int
-fabric_poll(struct fid_cq *cq, RxCompletion *out, int max, bool recv)
+fabric_poll(FabricEp *f, struct fid_cq *cq, RxCompletion *out, int max,
+			bool recv)
 {
-	struct fi_cq_msg_entry entries[16];
+	struct fi_cq_data_entry entries[16];
 	int			n = 0;
 
 	while (n < max)
@@ -462,23 +598,23 @@ fabric_poll(struct fid_cq *cq, RxCompletion *out, int max, bool recv)
 			break;
 		if (got == -FI_EAVAIL)
 		{
-			struct fi_cq_err_entry e;
+			struct fi_cq_err_entry err;
 
-			memset(&e, 0, sizeof(e));
-			if (fi_cq_readerr(cq, &e, 0) != 1)
+			memset(&err, 0, sizeof(err));
+			if (fi_cq_readerr(cq, &err, 0) != 1)
 				break;
 			got = 0;
-			if (e.op_context != NULL)
+			if (err.op_context != NULL)
 			{
-				int			id = (struct fi_context *) e.op_context - contexts;
+				int			id = (struct fi_context *) err.op_context - f->contexts;
 
-				if (id >= ncontexts_buf)
-					ctrl_busy[id - ncontexts_buf] = false;
+				if (id >= f->ncontexts_buf)
+					f->ctrl_busy[id - f->ncontexts_buf] = false;
 				else
 				{
+					memset(&out[n], 0, sizeof(out[n]));
 					out[n].bufid = id;
-					out[n].len = 0;
-					out[n].err = e.err ? e.err : FI_EOTHER;
+					out[n].err = err.err ? err.err : FI_EOTHER;
 					n++;
 				}
 			}
@@ -491,17 +627,28 @@ fabric_poll(struct fid_cq *cq, RxCompletion *out, int max, bool recv)
 							fi_strerror((int) -got))));
 		for (int i = 0; i < got; i++)
 		{
-			int			id = (struct fi_context *) entries[i].op_context - contexts;
+			int			id;
 
-			if (id >= ncontexts_buf)
+			memset(&out[n], 0, sizeof(out[n]));
+			if (entries[i].flags & FI_REMOTE_CQ_DATA &&
+				entries[i].flags & FI_REMOTE_WRITE)
 			{
-				ctrl_busy[id - ncontexts_buf] = false;
+				out[n].bufid = -1;
+				out[n].imm = entries[i].data;
+				out[n].has_imm = true;
+				n++;
+				continue;
+			}
+			id = (struct fi_context *) entries[i].op_context - f->contexts;
+			if (id >= f->ncontexts_buf)
+			{
+				f->ctrl_busy[id - f->ncontexts_buf] = false;
 				continue;
 			}
 			out[n].bufid = id;
-			out[n].len = recv && entries[i].len >= prefix_size ?
-				entries[i].len - prefix_size : entries[i].len;
-			out[n].err = 0;
+			out[n].len = recv && entries[i].len >= f->prefix_size ?
+				entries[i].len - f->prefix_size : entries[i].len;
+			out[n].read = (entries[i].flags & FI_READ) != 0;
 			n++;
 		}
 		/* the udp provider reads one datagram per call: keep calling */
@@ -512,30 +659,40 @@ fabric_poll(struct fid_cq *cq, RxCompletion *out, int max, bool recv)
 }
 
 int
-rx_fabric_poll_recv(RxCompletion *out, int max)
+rx_fabric_poll_recv(int e, RxCompletion *out, int max)
 {
-	return fabric_poll(rxcq, out, max, true);
+	return fabric_poll(&eps[e], eps[e].rxcq, out, max, true);
 }
 
 int
-rx_fabric_poll_send(RxCompletion *out, int max)
+rx_fabric_poll_send(int e, RxCompletion *out, int max)
 {
-	return fabric_poll(txcq, out, max, false);
+	return fabric_poll(&eps[e], eps[e].txcq, out, max, false);
 }
 
 int
-rx_fabric_wait_fd(void)
+rx_fabric_wait_fd(int e)
 {
-	return wait_fd;
+	return eps[e].wait_fd;
 }
 
 bool
 rx_fabric_trywait(void)
 {
-	struct fid *fids[1];
+	struct fid *fids[RX_NEPS];
+	int			n = 0;
 
-	if (wait_fd < 0)
-		return false;
-	fids[0] = &rxcq->fid;
-	return fi_trywait(fabric, fids, 1) == 0;
+	/* every open endpoint must be idle; each has its own fabric */
+	for (int e = 0; e < RX_NEPS; e++)
+	{
+		if (eps[e].ep == NULL)
+			continue;
+		if (eps[e].wait_fd < 0)
+			return false;
+		fids[0] = &eps[e].rxcq->fid;
+		if (fi_trywait(eps[e].fabric, fids, 1) != 0)
+			return false;
+		n++;
+	}
+	return n > 0;
 }

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * fabric.h
- *	  The only door to libfabric: one datagram endpoint of the transport
- *	  worker, its completion queues and address vector.
+ *	  The only door to libfabric: the transport worker's endpoints (one for
+ *	  datagrams, one reliable with RDMA operations), their completion
+ *	  queues and address vectors.
  *
  * Only the transport worker calls these.  Buffers are identified by their
  * pool buffer id, which is also how completions are reported back.
@@ -13,6 +14,11 @@
 #define RX_FABRIC_H
 
 #include "rdma_exchange.h"
+
+/* the kinds of endpoint the worker opens */
+#define RX_EP_DGRAM		0		/* FI_EP_DGRAM, FI_MSG */
+#define RX_EP_RELIABLE	1		/* FI_EP_RDM, FI_MSG and FI_RMA */
+#define RX_NEPS			2
 
 typedef uint64 RxFabricAddr;
 
@@ -30,42 +36,62 @@ typedef struct RxFabricInfo
 
 typedef struct RxCompletion
 {
-	int			bufid;
+	int			bufid;			/* -1: a remote write with immediate data */
 	Size		len;			/* received bytes, prefix excluded */
 	int			err;			/* 0, or a positive libfabric error */
+	bool		read;			/* an RDMA Read of ours completed */
+	bool		has_imm;
+	uint64		imm;			/* the immediate data of a remote write */
 } RxCompletion;
 
 /*
  * Is the provider one this design can run on?  Returns NULL when it is, or
  * a sentence saying why not (for the log and for backends).
  */
-extern const char *rx_fabric_unsupported(int provider);
+extern const char *rx_fabric_unsupported(int e, int provider);
 
-/* open and bind the endpoint at address; ereport(ERROR) on failure */
-extern void rx_fabric_open(int provider, const char *address,
+/*
+ * Open and bind endpoint e at address (shm: a name made of its port);
+ * ereport(ERROR) on failure.
+ */
+extern void rx_fabric_open(int e, int provider, const char *address,
 						   char *region, Size region_len, int nbuffers,
 						   int recv_depth, RxFabricInfo *info);
-extern void rx_fabric_close(void);
+extern void rx_fabric_close(int e);
+extern bool rx_fabric_is_open(int e);
 
-/* resolve "host:port" of a peer; false and *reason on failure */
-extern bool rx_fabric_resolve(const char *address, RxFabricAddr *addr,
+/* resolve "host:port" of a peer's endpoint e; false and *reason on failure */
+extern bool rx_fabric_resolve(int e, const char *address, RxFabricAddr *addr,
 							  const char **reason);
 
 /* 0, -FI_EAGAIN when the queue is full, or another negative error */
-extern int	rx_fabric_post_recv(int bufid, char *buf, Size len);
-extern int	rx_fabric_send(int bufid, char *buf, Size len, RxFabricAddr dest);
+extern int	rx_fabric_post_recv(int e, int bufid, char *buf, Size len);
+extern int	rx_fabric_send(int e, int bufid, char *buf, Size len,
+						   RxFabricAddr dest);
+
+/* RDMA on the reliable endpoint: how peers name a buffer of our pool */
+extern void rx_fabric_remote_ref(int e, const char *buf, uint64 *raddr,
+								 uint64 *key);
+/* read len bytes of a peer's buffer into ours; completes on the send CQ */
+extern int	rx_fabric_read(int e, int bufid, char *buf, Size len,
+						   RxFabricAddr src, uint64 raddr, uint64 key);
+/* write ours into a peer's buffer; the peer's receive CQ reports imm */
+extern int	rx_fabric_write_imm(int e, int bufid, char *buf, Size len,
+								RxFabricAddr dest, uint64 raddr, uint64 key,
+								uint64 imm);
 
 /* a small control message, copied; may be dropped when the queue is full */
-extern int	rx_fabric_send_small(const void *msg, Size len, RxFabricAddr dest);
+extern int	rx_fabric_send_small(int e, const void *msg, Size len,
+								 RxFabricAddr dest);
 
 /* completions; each call makes progress on the endpoint */
-extern int	rx_fabric_poll_recv(RxCompletion *out, int max);
-extern int	rx_fabric_poll_send(RxCompletion *out, int max);
+extern int	rx_fabric_poll_recv(int e, RxCompletion *out, int max);
+extern int	rx_fabric_poll_send(int e, RxCompletion *out, int max);
 
 /* file descriptor that is readable when the receive CQ has work, or -1 */
-extern int	rx_fabric_wait_fd(void);
+extern int	rx_fabric_wait_fd(int e);
 
-/* true when it is safe to block on the wait fd */
+/* true when it is safe to block on the wait fds of every open endpoint */
 extern bool rx_fabric_trywait(void);
 
 /* the address a member's worker listens on, split into host and service */

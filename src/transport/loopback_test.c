@@ -68,6 +68,8 @@ rx_transport_selftest(PG_FUNCTION_ARGS)
 	int			msg_bytes = PG_GETARG_INT32(5);
 	int			exchange = PG_GETARG_INT32(8);
 	int64		stop_after = PG_GETARG_INT64(9);
+	char	   *design_name = text_to_cstring(PG_GETARG_TEXT_PP(10));
+	int			design = -1;
 	bool		to[RX_MAX_MEMBERS] = {0};
 	bool		from[RX_MAX_MEMBERS] = {0};
 	Datum	   *elems;
@@ -108,14 +110,28 @@ rx_transport_selftest(PG_FUNCTION_ARGS)
 		strlcpy(spec.fabric_addrs[m], TextDatumGetCString(elems[m]), RX_FABRIC_ADDR_LEN);
 		snprintf(spec.member_names[m], NAMEDATALEN, "member%d", m);
 	}
+	for (int d = RX_DESIGN_AUTO + 1; d < RX_NDESIGNS; d++)
+		if (strcmp(design_name, rx_design_name(d)) == 0)
+			design = d;
+	if (design < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown transport design \"%s\"", design_name),
+				 errhint("Use sesq_sr, semq_sr, semq_rd or semq_wr.")));
 	if (int_array(PG_GETARG_ARRAYTYPE_P(6), to, nmembers) > 0)
+	{
+		spec.send_designs[spec.nsend] = design;
 		spec.send_exchange_ids[spec.nsend++] = exchange;
+	}
 	if (int_array(PG_GETARG_ARRAYTYPE_P(7), from, nmembers) > 0)
+	{
+		spec.recv_designs[spec.nrecv] = design;
 		spec.recv_exchange_ids[spec.nrecv++] = exchange;
+	}
 
 	port = rx_port_open(&spec);
-	if ((Size) msg_bytes > rx_max_payload())
-		msg_bytes = rx_max_payload();
+	if ((Size) msg_bytes > rx_max_payload(design))
+		msg_bytes = rx_max_payload(design);
 	if (msg_bytes < SELFTEST_HEADER)
 		msg_bytes = SELFTEST_HEADER;
 

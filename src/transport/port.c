@@ -237,7 +237,7 @@ recv_index(RxPort *port, int exchange_id)
 }
 
 static RxSendStream *
-send_stream(RxPort *port, int exchange_id, int dest)
+send_stream(RxPort *port, int exchange_id, int dest, int *design)
 {
 	int			sidx = send_index(port, exchange_id);
 
@@ -247,6 +247,7 @@ send_stream(RxPort *port, int exchange_id, int dest)
 	if (dest < 0 || dest >= port->spec.nmembers)
 		elog(ERROR, "invalid destination member %d for exchange %d",
 			 dest, exchange_id);
+	*design = port->spec.send_designs[sidx];
 	return &port->send[RX_STREAM(sidx, dest)];
 }
 
@@ -268,6 +269,31 @@ validate_spec(const RxPortSpec *spec)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("a plan fragment may take part in at most %d exchanges",
 						RX_MAX_EXCHANGES)));
+	for (int i = 0; i < spec->nrecv + spec->nsend; i++)
+	{
+		bool		recv = i < spec->nrecv;
+		int			design = recv ? spec->recv_designs[i] :
+			spec->send_designs[i - spec->nrecv];
+		int			e;
+
+		if (design <= RX_DESIGN_AUTO || design >= RX_NDESIGNS)
+			elog(ERROR, "invalid transport design %d for exchange %d", design,
+				 recv ? spec->recv_exchange_ids[i] :
+				 spec->send_exchange_ids[i - spec->nrecv]);
+		e = rx_design_ep(design);
+		if (!rx_shared->ep_ready[e])
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("transport design \"%s\" of exchange %d is not available on this member",
+							rx_design_name(design),
+							recv ? spec->recv_exchange_ids[i] :
+							spec->send_exchange_ids[i - spec->nrecv]),
+					 errdetail("Its %s endpoint is not open: %s",
+							   e == RX_EP_DGRAM ? "datagram" : "reliable",
+							   rx_shared->ep_failure[e][0] ? rx_shared->ep_failure[e] :
+							   "the transport worker did not open it."),
+					 errhint("Every member needs the endpoints of the designs the coordinator chooses; see rdma_exchange.transport_design.")));
+	}
 }
 
 /* a few seconds for a worker that is (re)starting */
@@ -292,8 +318,11 @@ reset_port(RxPort *port, const RxPortSpec *spec)
 	port->owner_pid = MyProcPid;
 	port->owner_latch = MyLatch;
 	memcpy(&port->spec, spec, sizeof(RxPortSpec));
-	port->window = rx_credit_window;
-	port->ack_every = Max(1, rx_credit_window / 4);
+	/* datagrams: credit every window/4; reliable designs: the paper's k */
+	for (int i = 0; i < spec->nrecv; i++)
+		port->recv_ack_every[i] = spec->recv_designs[i] == RX_DESIGN_SESQ_SR ?
+			Max(1, rx_credit_window / 4) :
+			Min(rx_credit_writeback, rx_reliable_window);
 	rx_buflist_init(&port->queue);
 	rx_buflist_init(&port->submit);
 	port->stop_request = 0;
@@ -515,11 +544,11 @@ rx_port_close(RxPort *port)
 }
 
 Size
-rx_max_payload(void)
+rx_max_payload(int design)
 {
 	if (!worker_running())
 		report_worker_down();
-	return rx_shared->msg_size - RX_WIRE_HEADER_SIZE;
+	return rx_shared->msg_size[rx_design_ep(design)] - RX_WIRE_HEADER_SIZE;
 }
 
 /* ---------------------------------------------------------------------
@@ -535,10 +564,11 @@ rx_send_get_buffer(RxPort *port, int exchange_id, int dest, Size *capacity)
 	int			id;
 	char	   *buf;
 	RxHeader	h;
+	int			design;
 
 	check_port_open(port);
-	ss = send_stream(port, exchange_id, dest);
-	*capacity = rx_shared->msg_size - RX_WIRE_HEADER_SIZE;
+	ss = send_stream(port, exchange_id, dest, &design);
+	*capacity = rx_shared->msg_size[rx_design_ep(design)] - RX_WIRE_HEADER_SIZE;
 	if (ss->pending >= 0)
 		return RX_BUF_PAYLOAD(bufpool_buffer(ss->pending));
 
@@ -554,8 +584,9 @@ rx_send_get_buffer(RxPort *port, int exchange_id, int dest, Size *capacity)
 		return NULL;
 	}
 
-	id = bufpool_get(RX_BUF_POPULATE, port->slot, port->generation,
-					 rx_shared->recv_reserve);
+	id = bufpool_get(rx_design_class(design), RX_BUF_POPULATE, port->slot,
+					 port->generation,
+					 rx_shared->recv_reserve[rx_design_class(design)]);
 	if (id < 0)
 	{
 		pg_atomic_fetch_or_u32(&ss->flags, RX_SS_WANT_BUFFER);
@@ -586,14 +617,15 @@ rx_send_submit(RxPort *port, int exchange_id, int dest, Size len,
 	RxSendStream *ss;
 	int			id;
 	RxWireHeader *w;
+	int			design;
 
 	check_port_open(port);
-	ss = send_stream(port, exchange_id, dest);
+	ss = send_stream(port, exchange_id, dest, &design);
 	id = ss->pending;
 	if (id < 0)
 		elog(ERROR, "no buffer to submit on exchange %d to member %d",
 			 exchange_id, dest);
-	if (len > rx_shared->msg_size - RX_WIRE_HEADER_SIZE)
+	if (len > rx_shared->msg_size[rx_design_ep(design)] - RX_WIRE_HEADER_SIZE)
 		elog(ERROR, "message of %zu bytes exceeds the capacity of a buffer", len);
 
 	w = (RxWireHeader *) RX_BUF_HEADER(bufpool_buffer(id));
@@ -678,8 +710,8 @@ rx_release(RxPort *port, RxMessage *msg)
 		uint64		c = pg_atomic_read_u64(&rs->consumed) + 1;
 
 		pg_atomic_write_u64(&rs->consumed, c);
-		/* credit goes back every window/4 messages */
-		if (c - pg_atomic_read_u64(&rs->advertised) >= (uint64) port->ack_every)
+		/* credit goes back every k messages */
+		if (c - pg_atomic_read_u64(&rs->advertised) >= (uint64) port->recv_ack_every[ridx])
 			rx_port_notify(port, RX_EV_CREDIT);
 	}
 	if (pg_atomic_read_u32(&rx_shared->buffer_waiters) != 0 &&

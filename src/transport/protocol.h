@@ -11,7 +11,7 @@
  *	   0    4   magic        bytes 'R' 'X' 'M' 'G' (uint32 0x474D5852)
  *	   4    1   version      RX_WIRE_VERSION (1)
  *	   5    1   type         1 DATA, 2 ACK (ack + credit), 3 STOP,
- *	                         4 CREDIT_REQUEST
+ *	                         4 CREDIT_REQUEST, 5 PULL, 6 LEND
  *	   6    2   flags        DATA: 0x0001 EOS (last message of the stream),
  *	                               0x0002 FRAGMENT (payload continues in the
  *	                               next message);
@@ -47,6 +47,22 @@
  * end (src_member is the receiver of the stream for an ACK, the sender for
  * a CREDIT_REQUEST).  Fields that a type does not use are zero.
  *
+ * The one-sided designs add two messages, each the header followed by a
+ * fixed extension, on the reliable endpoint only:
+ *
+ *	PULL (semq_rd, sender -> receiver): the header of a DATA message the
+ *	sender keeps in its registered pool (every field as in that message,
+ *	type 5), then 16 bytes: uint64 remote address and uint64 key of the
+ *	message (header included, 64 + payload_len bytes).  The receiver reads
+ *	it with RDMA Read; its ACK returns the buffer.  80 bytes.
+ *	LEND (semq_wr, receiver -> sender): seq is the index of the lent buffer
+ *	in the stream (0, 1, ...: message seq goes into lent buffer seq), then
+ *	24 bytes: uint64 remote address, uint64 key, uint32 buffer id, uint32
+ *	zero.  The sender writes message seq there with RDMA Write with
+ *	immediate data; the immediate is the buffer id (low 32 bits) and the
+ *	message length, header included (high 32 bits).  88 bytes.  An ACK's
+ *	credit never exceeds the buffers lent before it.
+ *
  * Buffers hold messages in wire format; the worker and the backends read
  * and write the header through the RX_LE* accessors only.
  *
@@ -64,6 +80,8 @@
 #define RX_WIRE_ACK				2
 #define RX_WIRE_STOP			3
 #define RX_WIRE_CREDIT_REQUEST	4
+#define RX_WIRE_PULL			5
+#define RX_WIRE_LEND			6
 
 /* DATA flags are transport.h's RX_MSG_EOS and RX_MSG_FRAGMENT */
 #define RX_WIRE_DATA_FLAGS		0x0003
@@ -92,6 +110,25 @@ typedef struct RxWireHeader
 } RxWireHeader;
 
 #define RX_WIRE_HEADER_SIZE		64
+
+typedef struct RxWirePull
+{
+	uint64		addr;
+	uint64		key;
+} RxWirePull;
+
+typedef struct RxWireLend
+{
+	uint64		addr;
+	uint64		key;
+	uint32		bufid;
+	uint32		reserved;
+} RxWireLend;
+
+#define RX_WIRE_MAX_EXT			32	/* longest extension after a header */
+
+StaticAssertDecl(sizeof(RxWirePull) == 16 && sizeof(RxWireLend) == 24,
+				 "wire extensions");
 
 StaticAssertDecl(sizeof(RxWireHeader) == RX_WIRE_HEADER_SIZE,
 				 "wire header must be 64 bytes");

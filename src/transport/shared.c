@@ -123,27 +123,3 @@ rx_transport_init(void)
 
 	rx_worker_register();
 }
-
-const char *
-rx_transport_design_name(void)
-{
-	/*
-	 * The paper's SR over UD with a single endpoint: one worker and one
-	 * datagram endpoint per instance, shared by every backend (SE), one
-	 * queue pair for all peers (SQ).
-	 */
-	return "sesq_sr";
-}
-
-const char *
-rx_transport_provider_name(void)
-{
-	static char provider[32];
-
-	if (rx_shared == NULL || !rx_shared->ready)
-		return "none";
-	SpinLockAcquire(&rx_shared->mutex);
-	strlcpy(provider, rx_shared->provider, sizeof(provider));
-	SpinLockRelease(&rx_shared->mutex);
-	return provider;
-}

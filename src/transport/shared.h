@@ -25,6 +25,7 @@
 #include "storage/spin.h"
 
 #include "bufpool/bufpool.h"
+#include "transport/fabric.h"
 #include "transport/protocol.h"
 #include "transport/transport.h"
 
@@ -86,8 +87,7 @@ struct RxPort
 	int			owner_pid;
 	Latch	   *owner_latch;
 	RxPortSpec	spec;
-	int			window;			/* credit window of this port */
-	int			ack_every;		/* ack/credit every k messages */
+	int			recv_ack_every[RX_MAX_EXCHANGES];	/* credit every k messages */
 
 	RxBufList	queue;			/* delivered messages, state WAIT */
 	RxBufList	submit;			/* submitted messages, state TRANSMIT */
@@ -146,12 +146,14 @@ typedef struct RxTransportShared
 	bool		ready;			/* the data plane is up */
 	bool		disabled;		/* the worker gave up until a restart */
 	uint32		worker_generation;	/* bumped at every worker start */
-	char		provider[32];
-	char		address[128];
+	bool		ep_ready[RX_NEPS];	/* this endpoint is open */
+	char		provider[RX_NEPS][32];
+	char		address[RX_NEPS][128];
 	char		failure[320];	/* why the data plane is not up */
-	uint32		msg_size;		/* largest message, header included */
+	char		ep_failure[RX_NEPS][320];	/* why an endpoint is not up */
+	uint32		msg_size[RX_NEPS];	/* largest message, header included */
 	uint32		prefix_size;	/* provider prefix in front of a message */
-	int			recv_reserve;	/* buffers backends leave for receiving */
+	int			recv_reserve[RX_BUF_NCLASSES];	/* left for receiving */
 
 	pg_atomic_uint32 pending;	/* RX_EV_* of all ports, or-ed together */
 	pg_atomic_uint32 buffer_waiters;	/* backends waiting for the pool */
@@ -179,7 +181,33 @@ extern void rx_port_notify(RxPort *port, uint32 events);
 /* worker.c */
 extern void rx_worker_register(void);
 
-/* header of a buffer and its payload */
+/*
+ * A design runs on one kind of endpoint and takes its buffers from one size
+ * class: datagrams in small buffers, reliable connections in large ones.
+ */
+static inline int
+rx_design_ep(int design)
+{
+	return design == RX_DESIGN_SESQ_SR ? RX_EP_DGRAM : RX_EP_RELIABLE;
+}
+
+static inline int
+rx_design_class(int design)
+{
+	return design == RX_DESIGN_SESQ_SR ? RX_BUF_SMALL : RX_BUF_LARGE;
+}
+
+/* is any endpoint of the data plane up? */
+static inline bool
+rx_any_ep_ready(void)
+{
+	return rx_shared->ep_ready[RX_EP_DGRAM] || rx_shared->ep_ready[RX_EP_RELIABLE];
+}
+
+/*
+ * header of a buffer and its payload; every buffer keeps room for the
+ * datagram provider's prefix (the reliable endpoint has none)
+ */
 #define RX_BUF_HEADER(buf)	((buf) + rx_shared->prefix_size)
 #define RX_BUF_PAYLOAD(buf) ((buf) + rx_shared->prefix_size + RX_WIRE_HEADER_SIZE)
 

@@ -94,36 +94,49 @@ rx_transport_stats(PG_FUNCTION_ARGS)
 }
 
 /*
- * One row: total_buffers, buffer_size, message_size, free_buffers, then
- * the buffers in each state.
+ * One row per size class of the pool: its size, the buffers in each state,
+ * and how it was used since start-up (peak buffers in use, buffers taken
+ * from and given back to the free list).
  */
 Datum
 rx_buffer_pool_stats(PG_FUNCTION_ARGS)
 {
-	TupleDesc	tupdesc;
-	Datum		values[9];
-	bool		nulls[9];
-	uint64		counts[RX_BUF_NSTATES];
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	static const char *const class_names[RX_BUF_NCLASSES] = {"small", "large"};
 
 	check_shared();
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
-	tupdesc = BlessTupleDesc(tupdesc);
+	InitMaterializedSRF(fcinfo, 0);
+	for (int cls = 0; cls < RX_BUF_NCLASSES; cls++)
+	{
+		Datum		values[15];
+		bool		nulls[15];
+		uint64		counts[RX_BUF_NSTATES];
+		RxBufClassStats st;
+		int			e = cls == RX_BUF_SMALL ? RX_EP_DGRAM : RX_EP_RELIABLE;
+		int			i = 0;
 
-	bufpool_count_states(counts);
-	memset(nulls, 0, sizeof(nulls));
-	values[0] = Int64GetDatum(bufpool_nbuffers());
-	values[1] = Int32GetDatum((int32) bufpool_buffer_size());
-	if (rx_shared->ready)
-		values[2] = Int32GetDatum((int32) rx_shared->msg_size);
-	else
-		nulls[2] = true;
-	values[3] = Int64GetDatum(counts[RX_BUF_FREE]);
-	values[4] = Int64GetDatum(counts[RX_BUF_POPULATE]);
-	values[5] = Int64GetDatum(counts[RX_BUF_TRANSMIT]);
-	values[6] = Int64GetDatum(counts[RX_BUF_RECV_POSTED]);
-	values[7] = Int64GetDatum(counts[RX_BUF_WAIT]);
-	values[8] = Int64GetDatum(counts[RX_BUF_CONSUME]);
-
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+		bufpool_count_states(cls, counts, &st);
+		memset(nulls, 0, sizeof(nulls));
+		values[i++] = CStringGetTextDatum(class_names[cls]);
+		values[i++] = Int64GetDatum(st.nbuffers);
+		values[i++] = Int32GetDatum((int32) st.buffer_size);
+		if (rx_shared->ep_ready[e])
+			values[i] = Int32GetDatum((int32) rx_shared->msg_size[e]);
+		else
+			nulls[i] = true;
+		i++;
+		values[i++] = Int64GetDatum(counts[RX_BUF_FREE]);
+		values[i++] = Int64GetDatum(counts[RX_BUF_POPULATE]);
+		values[i++] = Int64GetDatum(counts[RX_BUF_TRANSMIT]);
+		values[i++] = Int64GetDatum(counts[RX_BUF_RECV_POSTED]);
+		values[i++] = Int64GetDatum(counts[RX_BUF_LENT]);
+		values[i++] = Int64GetDatum(counts[RX_BUF_WAIT]);
+		values[i++] = Int64GetDatum(counts[RX_BUF_CONSUME]);
+		values[i++] = Int64GetDatum(counts[RX_BUF_QUARANTINE]);
+		values[i++] = Int64GetDatum(st.nbuffers - st.low_water);
+		values[i++] = Int64GetDatum((int64) st.grows);
+		values[i++] = Int64GetDatum((int64) st.shrinks);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
 }

@@ -44,7 +44,20 @@ typedef struct RxPortSpec
 	int			recv_exchange_ids[RX_MAX_EXCHANGES];
 	int			nsend;			/* exchanges this port sends on */
 	int			send_exchange_ids[RX_MAX_EXCHANGES];
+	/* RxDesign of each exchange, the same on every member of the query */
+	uint8		recv_designs[RX_MAX_EXCHANGES];
+	uint8		send_designs[RX_MAX_EXCHANGES];
 } RxPortSpec;
+
+/*
+ * The design of a new exchange: rdma_exchange.transport_design, or with
+ * auto datagrams for unordered exchanges and a reliable design (semq_sr)
+ * for ordered ones, each where its endpoint is up.  Raises an error when a
+ * design was asked for whose endpoint is not up.  The coordinator chooses
+ * and ships the choice with the fragments.
+ */
+extern int	rx_design_choose(bool ordered);
+extern const char *rx_design_name(int design);
 
 /*
  * Open a port for one query in this backend.  The worker immediately grants
@@ -56,8 +69,8 @@ typedef struct RxPortSpec
 extern RxPort *rx_port_open(const RxPortSpec *spec);
 extern void rx_port_close(RxPort *port);
 
-/* payload bytes one message can carry with the provider in use */
-extern Size rx_max_payload(void);
+/* payload bytes one message of a design can carry */
+extern Size rx_max_payload(int design);
 
 /*
  * Sending, zero copy: get the registered pool buffer for the next message
@@ -119,8 +132,7 @@ extern void rx_exchange_stats(RxPort *port, int exchange_id, bool send,
 /* called from _PG_init: shared memory request, worker registration */
 extern void rx_transport_init(void);
 
-/* name of the design and provider in use, for EXPLAIN */
-extern const char *rx_transport_design_name(void);
-extern const char *rx_transport_provider_name(void);
+/* the provider a design runs on, for EXPLAIN */
+extern const char *rx_transport_provider_name(int design);
 
 #endif							/* RX_TRANSPORT_H */

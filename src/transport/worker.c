@@ -4,8 +4,35 @@
  *	  The transport worker: one background worker per instance that owns
  *	  the fabric and moves messages between the ports of all members.
  *
- * Send/Receive over unreliable datagrams (the paper's SR over UD, one
- * endpoint per instance shared by every backend), made reliable here:
+ * Every design of rdma_exchange.transport_design runs here, one endpoint
+ * per kind shared by every backend of the instance (the paper's SE):
+ *
+ *	sesq_sr  Send/Receive over unreliable datagrams (the paper's SR over
+ *	         UD), made reliable here, see below;
+ *	semq_sr  Send/Receive over the reliable endpoint: the same streams,
+ *	         credits and acknowledgements, 64 kB messages, nothing is
+ *	         retransmitted (the provider does it), credit is written back
+ *	         every rdma_exchange.credit_writeback receives (Algorithm 3);
+ *	semq_rd  RDMA Read (Algorithm 4): the sender keeps a filled buffer in
+ *	         its registered pool and sends a PULL notice (the valid ring
+ *	         entry: address and key); the receiver reads the message into
+ *	         the buffer the notice arrived in and acknowledges it, which
+ *	         returns the sender's buffer (the free ring);
+ *	semq_wr  RDMA Write with immediate data (Algorithms 5-6): the receiver
+ *	         lends empty buffers of its pool to the sender (LEND: address,
+ *	         key, buffer id), one per credit, so the sender's free ring
+ *	         holds exactly its credit; the sender writes a message straight
+ *	         into the next lent buffer with the buffer id and length as
+ *	         immediate data, which the receiver's CQ reports ("poll
+ *	         completion queue").
+ *
+ * The notices of the one-sided designs are small messages on the same
+ * reliable endpoint, not rings in remote memory the peer polls: an idle
+ * worker then sleeps on its CQ instead of spinning over every ring.
+ * Delivery to the backend is in sequence order for every design, so every
+ * design can carry an ordered stream.
+ *
+ * Datagrams (sesq_sr) are made reliable here:
  *
  *	- a stream (query, exchange, source member, destination member) numbers
  *	  its messages from 0; the receiving worker delivers them in order to
@@ -68,6 +95,7 @@ PGDLLEXPORT void rx_transport_worker_main(Datum main_arg);
 #define MAX_BACKOFF			32	/* credit requests: at most every 32 timeouts */
 #define FAST_RETRANSMIT_DEPTH 3 /* later messages held before a hole is resent */
 #define MAX_RTO_SHIFT		5	/* timeout doubles per retry, up to 32x */
+#define MAX_RECV_POSTED_RELIABLE 64 /* 64 kB receives kept posted */
 
 /* worker-private state of one pool buffer */
 typedef struct WBuf
@@ -77,7 +105,21 @@ typedef struct WBuf
 	uint8		inflight;		/* sends not completed */
 	uint8		tries;			/* retransmissions so far */
 	bool		acked;			/* released: free at send completion */
+	uint8		design;			/* sent buffers: the stream's design */
+	bool		lent;			/* semq_wr: lent to a sender, not written */
+	bool		reading;		/* semq_rd: an RDMA Read into it runs */
+	bool		quarantined;	/* a peer may still read or write it */
+	TimestampTz until;			/* quarantined: free after this */
+	RxHeader	expect;			/* reading: the notice it answers */
 } WBuf;
+
+/* semq_wr, sender side: a buffer the receiver lent (the free ring) */
+typedef struct RemoteBuf
+{
+	uint64		addr;
+	uint64		key;
+	uint32		bufid;
+} RemoteBuf;
 
 typedef struct WSend
 {
@@ -90,6 +132,12 @@ typedef struct WSend
 	TimestampTz next_request;	/* next CREDIT_REQUEST allowed */
 	int			backoff;
 	bool		closed;
+	int			design;
+	int			ep;
+	uint64		lent_known;		/* semq_wr: lent buffers heard of */
+	uint64		ack_credit;		/* semq_wr: credit of the latest ACK */
+	RemoteBuf  *ring;			/* semq_wr: [ring_size], by seq */
+	int			ring_size;
 } WSend;
 
 typedef struct WRecv
@@ -103,6 +151,12 @@ typedef struct WRecv
 	int			idle_shift;		/* keepalive ACK every timeout << idle_shift */
 	bool		dirty;			/* send an ACK at the end of this round */
 	bool		eos_done;
+	int			design;
+	int			ep;
+	int			window;			/* credit window, messages */
+	int			k;				/* credit every k messages */
+	uint64		lent;			/* semq_wr: buffers lent, the credit */
+	int32	   *lent_ring;		/* semq_wr: [window] lent buffer by seq */
 } WRecv;
 
 typedef struct WPort
@@ -117,9 +171,8 @@ typedef struct WPort
 	int			nmembers;
 	int			nsend;
 	int			nrecv;
-	int			window;
-	int			k;
-	RxFabricAddr addr[RX_MAX_MEMBERS];
+	bool		uses_ep[RX_NEPS];
+	RxFabricAddr addr[RX_NEPS][RX_MAX_MEMBERS];
 	WSend	   *send;			/* [nsend * nmembers] */
 	WRecv	   *recv;			/* [nrecv * nmembers] */
 	uint32		stopped_recv;	/* receive exchanges we asked to stop */
@@ -136,20 +189,23 @@ typedef struct ClosedPort
 	int			nmembers;
 	int			nrecv;
 	int			recv_exchange_ids[RX_MAX_EXCHANGES];
-	RxFabricAddr addr[RX_MAX_MEMBERS];	/* to tell late senders */
+	RxFabricAddr addr[RX_NEPS][RX_MAX_MEMBERS]; /* to tell late senders */
 } ClosedPort;
 
 typedef struct Peer
 {
+	int			ep;
 	char		address[RX_FABRIC_ADDR_LEN];
 	RxFabricAddr addr;
 } Peer;
 
-static RxFabricInfo finfo;
+static RxFabricInfo finfo[RX_NEPS];
+static bool ep_open[RX_NEPS];
 static int	nbuf;
-static Size msg_size;			/* header + payload */
-static int	recv_target;
-static int	nposted;
+static Size msg_size[RX_NEPS];	/* header + payload */
+static int	recv_target[RX_NEPS];
+static int	nposted[RX_NEPS];
+static RxBufList quarantine;	/* by until; see quarantine_buffer() */
 static WBuf *wbufs;
 static WPort *wports;
 static int *active;
@@ -165,9 +221,16 @@ static int	delayed[MAX_DELAYED];
 static int	ndelayed;
 static int	delayed_ready;		/* delayed entries older than this round */
 static WaitEventSet *wes;
+static bool all_waitable = true;	/* every open endpoint has a wait fd */
 
 #define WSEND(w, sidx, m)	(&(w)->send[(sidx) * (w)->nmembers + (m)])
 #define WRECV(w, ridx, m)	(&(w)->recv[(ridx) * (w)->nmembers + (m)])
+
+static inline bool
+design_reliable(int design)
+{
+	return design != RX_DESIGN_SESQ_SR;
+}
 
 /* ---------------------------------------------------------------------
  * Registration and small helpers
@@ -295,14 +358,18 @@ set_port_error(WPort *w, int err, int member, int exchange_id,
  * ---------------------------------------------------------------------
  */
 
-static void handle_control(const RxHeader *h);
+static void handle_control(const RxHeader *h, int e, const char *ext);
 static bool poll_send(void);
 
-/* a control message to member dst of port w; local ones are handled here */
-static void
-send_control(WPort *w, int dst, RxHeader *h)
+/*
+ * A control message to member dst of port w over endpoint e, with ext
+ * bytes after the header (PULL, LEND); local ones are handled here.
+ */
+static bool
+send_control_ext(WPort *w, int dst, int e, RxHeader *h, const void *ext,
+				 Size extlen)
 {
-	RxWireHeader wire;
+	char		wire[RX_WIRE_HEADER_SIZE + RX_WIRE_MAX_EXT];
 	int			ret;
 
 	h->magic = RX_WIRE_MAGIC;
@@ -311,46 +378,114 @@ send_control(WPort *w, int dst, RxHeader *h)
 	h->token = w->token;
 	h->src_member = w->self;
 	h->dst_member = dst;
-	h->payload_len = 0;
+	if (h->type != RX_WIRE_PULL)
+		h->payload_len = 0;
 	h->reserved = 0;
 	if (dst == w->self)
 	{
-		handle_control(h);
-		return;
+		Assert(extlen == 0);
+		handle_control(h, e, NULL);
+		return true;
 	}
-	rx_header_encode(h, &wire);
-	ret = rx_fabric_send_small(&wire, sizeof(wire), w->addr[dst]);
+	Assert(extlen <= RX_WIRE_MAX_EXT);
+	rx_header_encode(h, (RxWireHeader *) wire);
+	if (extlen > 0)
+		memcpy(wire + RX_WIRE_HEADER_SIZE, ext, extlen);
+	ret = rx_fabric_send_small(e, wire, RX_WIRE_HEADER_SIZE + extlen,
+							   w->addr[e][dst]);
 	if (ret == -FI_EAGAIN)
 	{
 		/* make room and try once more; control messages are soft state */
 		(void) poll_send();
-		ret = rx_fabric_send_small(&wire, sizeof(wire), w->addr[dst]);
+		ret = rx_fabric_send_small(e, wire, RX_WIRE_HEADER_SIZE + extlen,
+								   w->addr[e][dst]);
 	}
 	if (ret != 0)
 	{
 		rx_count(RXC_CONTROL_SEND_FAILED, 1);
-		return;
+		return false;
 	}
 	rx_count(RXC_DATAGRAMS_SENT, 1);
 	rx_count(RXC_CONTROL_SENT, 1);
-	rx_count(RXC_BYTES_SENT, sizeof(wire));
+	rx_count(RXC_BYTES_SENT, RX_WIRE_HEADER_SIZE + extlen);
+	return true;
 }
 
-/* post one data buffer; it stays on the stream's unacked list */
 static void
-transmit(WPort *w, int b, int dst, bool retransmission)
+send_control(WPort *w, int dst, int e, RxHeader *h)
 {
-	RxWireHeader *h = buf_header(b);
+	(void) send_control_ext(w, dst, e, h, NULL, 0);
+}
+
+/*
+ * Put one data buffer on its way; it stays on the stream's unacked list.
+ * How depends on the stream's design: a datagram or a message, a PULL
+ * notice for the receiver to read it, or a write into a lent buffer.
+ */
+static void
+transmit(WPort *w, WSend *ws, int b, int dst, bool retransmission)
+{
+	char	   *hdr = RX_BUF_HEADER(bufpool_buffer(b));
+	RxWireHeader *h = (RxWireHeader *) hdr;
 	Size		len = RX_WIRE_HEADER_SIZE + RX_LE32(h->payload_len);
+	RxFabricAddr to = w->addr[ws->ep][dst];
 	int			ret;
 
-	ret = rx_fabric_send(b, bufpool_buffer(b), len, w->addr[dst]);
+	switch (ws->design)
+	{
+		case RX_DESIGN_SESQ_SR:
+			ret = rx_fabric_send(RX_EP_DGRAM, b, bufpool_buffer(b), len, to);
+			break;
+		case RX_DESIGN_SEMQ_SR:
+			ret = rx_fabric_send(RX_EP_RELIABLE, b, hdr, len, to);
+			break;
+		case RX_DESIGN_SEMQ_RD:
+			{
+				RxWirePull pull;
+				char		wire[RX_WIRE_HEADER_SIZE + sizeof(RxWirePull)];
+
+				/* the notice is the message's header, typed PULL */
+				memcpy(wire, hdr, RX_WIRE_HEADER_SIZE);
+				((RxWireHeader *) wire)->type = RX_WIRE_PULL;
+				rx_fabric_remote_ref(RX_EP_RELIABLE, hdr, &pull.addr, &pull.key);
+				pull.addr = RX_LE64(pull.addr);
+				pull.key = RX_LE64(pull.key);
+				memcpy(wire + RX_WIRE_HEADER_SIZE, &pull, sizeof(pull));
+				ret = rx_fabric_send_small(RX_EP_RELIABLE, wire, sizeof(wire), to);
+				if (ret == 0)
+				{
+					/* the buffer itself is not in flight: the peer reads it */
+					wbufs[b].sent_at = now;
+					rx_count(RXC_DATAGRAMS_SENT, 1);
+					rx_count(RXC_DATA_SENT, 1);
+					rx_count(RXC_BYTES_SENT, sizeof(wire));
+					return;
+				}
+			}
+			break;
+		case RX_DESIGN_SEMQ_WR:
+			{
+				RemoteBuf  *rb;
+
+				/* the credit the backend used was backed by a LEND */
+				Assert(wbufs[b].seq < ws->lent_known);
+				rb = &ws->ring[wbufs[b].seq % ws->ring_size];
+				ret = rx_fabric_write_imm(RX_EP_RELIABLE, b, hdr, len, to,
+										  rb->addr, rb->key,
+										  (uint64) rb->bufid | ((uint64) len << 32));
+			}
+			break;
+		default:
+			elog(ERROR, "invalid transport design %d", ws->design);
+	}
 	if (ret == -FI_EAGAIN)
 	{
 		tx_blocked = true;
 		rx_count(RXC_SEND_QUEUE_FULL, 1);
 		return;
 	}
+	if (ret != 0 && design_reliable(ws->design))
+		return;					/* not sent: the next tick tries again */
 	wbufs[b].sent_at = now;
 	if (retransmission && wbufs[b].tries < 255)
 		wbufs[b].tries++;
@@ -387,6 +522,55 @@ release_sent(int b)
 		bufpool_put(b);
 }
 
+/*
+ * A buffer a peer may still read (semq_rd: a published message nobody
+ * acknowledged) or write (semq_wr: a lent buffer nobody wrote) when its
+ * stream ends early.  It must not go back to the pool while the peer can
+ * reach it: another exchange would get its data, or lose its own.  It
+ * waits for peer_timeout, by when the peer has seen the stream close or
+ * been declared gone; late writes into it are dropped.
+ */
+static void
+quarantine_buffer(int b)
+{
+	WBuf	   *wb = &wbufs[b];
+
+	bufpool_desc(b)->owner = RX_BUF_NO_OWNER;
+	bufpool_desc(b)->owner_gen = 0;
+	bufpool_desc(b)->state = RX_BUF_QUARANTINE;
+	wb->quarantined = true;
+	wb->lent = false;
+	wb->acked = false;
+	wb->until = now + (TimestampTz) rx_peer_timeout * 1000;
+	rx_buflist_push(&quarantine, b);
+}
+
+static void
+release_quarantine(void)
+{
+	while (quarantine.head >= 0)
+	{
+		int			b = quarantine.head;
+		WBuf	   *wb = &wbufs[b];
+
+		if (wb->until > now || wb->inflight > 0 || wb->reading)
+			break;
+		(void) rx_buflist_pop(&quarantine);
+		wb->quarantined = false;
+		bufpool_put(b);
+	}
+}
+
+/* a sent buffer its receiver did not acknowledge, of a stream that ends */
+static void
+drop_unacked(WSend *ws, int b)
+{
+	if (ws->design == RX_DESIGN_SEMQ_RD)
+		quarantine_buffer(b);
+	else
+		release_sent(b);
+}
+
 /* the receiver of a stream is gone: drop what we hold and stop waiting */
 static void
 close_send_stream(WPort *w, int sidx, int dst)
@@ -399,7 +583,7 @@ close_send_stream(WPort *w, int sidx, int dst)
 		return;
 	ws->closed = true;
 	while ((b = rx_buflist_pop(&ws->unacked)) >= 0)
-		release_sent(b);
+		drop_unacked(ws, b);
 	pg_atomic_fetch_or_u32(&ss->flags, RX_SS_CLOSED);
 	pg_atomic_fetch_and_u32(&ss->flags, ~RX_SS_WANT_CREDIT);
 	wake_port(w);
@@ -431,8 +615,8 @@ deliver(WPort *w, int ridx, int src, int b, uint16 flags)
 		wr->dirty = true;
 	}
 	/* every k messages, and when the sender has used up its credit */
-	if (wr->next - wr->ack_sent >= (uint64) w->k ||
-		wr->next >= wr->adv_sent + w->window)
+	if (wr->next - wr->ack_sent >= (uint64) wr->k ||
+		wr->next >= wr->adv_sent + wr->window)
 		wr->dirty = true;
 	if (wr->dirty)
 		w->dirty = true;
@@ -463,7 +647,7 @@ accept_data(WPort *w, int ridx, int src, int b, uint64 seq, uint16 flags)
 		wr->dirty = w->dirty = true;	/* our ACK was probably lost */
 		return;
 	}
-	if (seq - wr->next >= (uint64) w->window)
+	if (seq - wr->next >= (uint64) wr->window)
 	{
 		rx_count(RXC_OUT_OF_WINDOW_DROPPED, 1);
 		bufpool_put(b);
@@ -474,7 +658,7 @@ accept_data(WPort *w, int ridx, int src, int b, uint64 seq, uint16 flags)
 		deliver(w, ridx, src, b, flags);
 		while (wr->nheld > 0 && !wr->eos_done)
 		{
-			int			slot = wr->next % w->window;
+			int			slot = wr->next % wr->window;
 			int			hb = wr->held[slot];
 
 			if (hb < 0)
@@ -490,17 +674,17 @@ accept_data(WPort *w, int ridx, int src, int b, uint64 seq, uint16 flags)
 	/* early: hold it until the gap is filled */
 	if (wr->held == NULL)
 	{
-		wr->held = MemoryContextAlloc(w->cxt, sizeof(int32) * w->window);
-		for (int i = 0; i < w->window; i++)
+		wr->held = MemoryContextAlloc(w->cxt, sizeof(int32) * wr->window);
+		for (int i = 0; i < wr->window; i++)
 			wr->held[i] = -1;
 	}
-	if (wr->held[seq % w->window] >= 0)
+	if (wr->held[seq % wr->window] >= 0)
 	{
 		count_duplicate(w, ridx, src);
 		bufpool_put(b);
 		return;
 	}
-	wr->held[seq % w->window] = b;
+	wr->held[seq % wr->window] = b;
 	wr->nheld++;
 	wbufs[b].seq = seq;
 	bufpool_desc(b)->owner = w->sh->slot;
@@ -548,6 +732,73 @@ deliver_local(WPort *sw, int sidx, int b, const RxHeader *h)
  * ---------------------------------------------------------------------
  */
 
+/*
+ * semq_wr: lend the sender of stream (ridx, src) empty buffers up to
+ * credit, one LEND each, before the ACK that grants the credit (the
+ * reliable endpoint keeps them in order).  Returns the credit actually
+ * backed by lent buffers: when the pool has none to spare, the sender
+ * waits for credit, as it would for any slow receiver.
+ */
+static bool
+send_lend(WPort *w, int ridx, int src, uint64 seq, int b)
+{
+	RxHeader	h;
+	RxWireLend	lend;
+
+	memset(&h, 0, sizeof(h));
+	h.type = RX_WIRE_LEND;
+	h.exchange_id = w->sh->spec.recv_exchange_ids[ridx];
+	h.seq = seq;
+	rx_fabric_remote_ref(RX_EP_RELIABLE, RX_BUF_HEADER(bufpool_buffer(b)),
+						 &lend.addr, &lend.key);
+	lend.addr = RX_LE64(lend.addr);
+	lend.key = RX_LE64(lend.key);
+	lend.bufid = RX_LE32((uint32) b);
+	lend.reserved = 0;
+	return send_control_ext(w, src, RX_EP_RELIABLE, &h, &lend, sizeof(lend));
+}
+
+static uint64
+lend_buffers(WPort *w, WRecv *wr, int ridx, int src, uint64 credit)
+{
+	while (wr->lent < credit)
+	{
+		int			b = bufpool_get(RX_BUF_LARGE, RX_BUF_LENT, w->sh->slot,
+									w->gen, rx_shared->recv_reserve[RX_BUF_LARGE]);
+
+		if (b < 0)
+			break;
+		if (!send_lend(w, ridx, src, wr->lent, b))
+		{
+			/* the send queue is full: lend it in a later round */
+			bufpool_put(b);
+			wr->dirty = w->dirty = true;
+			break;
+		}
+		wbufs[b].lent = true;
+		wr->lent_ring[wr->lent % wr->window] = b;
+		wr->lent++;
+	}
+	return wr->lent;
+}
+
+/*
+ * semq_wr: a sender asks for credit it lacks.  LENDs that reached it before
+ * its port opened were dropped there, and a LEND is not repeated by
+ * itself: tell it again of every buffer it has not written yet, in order.
+ */
+static void
+lend_again(WPort *w, WRecv *wr, int ridx, int src)
+{
+	for (uint64 seq = wr->next; seq < wr->lent; seq++)
+	{
+		int			b = wr->lent_ring[seq % wr->window];
+
+		if (b >= 0 && !send_lend(w, ridx, src, seq, b))
+			break;
+	}
+}
+
 static void
 send_ack(WPort *w, int ridx, int src, uint16 extra_flags)
 {
@@ -560,18 +811,20 @@ send_ack(WPort *w, int ridx, int src, uint16 extra_flags)
 	h.type = RX_WIRE_ACK;
 	h.exchange_id = w->sh->spec.recv_exchange_ids[ridx];
 	h.seq = wr->next;
-	h.credit = consumed + w->window;
+	h.credit = consumed + wr->window;
+	if (wr->design == RX_DESIGN_SEMQ_WR && src != w->self)
+		h.credit = lend_buffers(w, wr, ridx, src, h.credit);
 	h.flags = extra_flags;
 	if (w->stopped_recv & (1U << ridx))
 		h.flags |= RX_WIRE_ACK_STOPPED;
 	if (wr->nheld > 0)
 	{
-		for (int i = 0; i < RX_WIRE_SACK_BITS && i + 1 < w->window; i++)
+		for (int i = 0; i < RX_WIRE_SACK_BITS && i + 1 < wr->window; i++)
 		{
 			uint64		seq = wr->next + 1 + i;
 
-			if (wr->held[seq % w->window] >= 0 &&
-				wbufs[wr->held[seq % w->window]].seq == seq)
+			if (wr->held[seq % wr->window] >= 0 &&
+				wbufs[wr->held[seq % wr->window]].seq == seq)
 				h.sack |= UINT64CONST(1) << i;
 		}
 	}
@@ -580,12 +833,12 @@ send_ack(WPort *w, int ridx, int src, uint16 extra_flags)
 	wr->ack_time = now;
 	wr->dirty = false;
 	pg_atomic_write_u64(&rs->advertised, consumed);
-	send_control(w, src, &h);
+	send_control(w, src, wr->ep, &h);
 }
 
 /* reply to a message for a port that is gone */
 static void
-send_closed_ack(const RxHeader *in, RxFabricAddr to)
+send_closed_ack(const RxHeader *in, int e, RxFabricAddr to)
 {
 	RxHeader	h;
 	RxWireHeader wire;
@@ -601,7 +854,7 @@ send_closed_ack(const RxHeader *in, RxFabricAddr to)
 	h.src_member = in->dst_member;
 	h.dst_member = in->src_member;
 	rx_header_encode(&h, &wire);
-	if (rx_fabric_send_small(&wire, sizeof(wire), to) == 0)
+	if (rx_fabric_send_small(e, &wire, sizeof(wire), to) == 0)
 	{
 		rx_count(RXC_DATAGRAMS_SENT, 1);
 		rx_count(RXC_CONTROL_SENT, 1);
@@ -614,7 +867,7 @@ send_closed_ack(const RxHeader *in, RxFabricAddr to)
  * query or from the closed port; false for this instance itself.
  */
 static bool
-address_of_member(uint64 query_id, int member, ClosedPort *cp,
+address_of_member(uint64 query_id, int member, ClosedPort *cp, int e,
 				  RxFabricAddr *to)
 {
 	for (int a = 0; a < nactive; a++)
@@ -623,15 +876,15 @@ address_of_member(uint64 query_id, int member, ClosedPort *cp,
 
 		if (w->query_id == query_id && member < w->nmembers)
 		{
-			if (member == w->self)
+			if (member == w->self || !w->uses_ep[e])
 				return false;
-			*to = w->addr[member];
+			*to = w->addr[e][member];
 			return true;
 		}
 	}
-	if (member >= cp->nmembers || cp->addr[member] == (RxFabricAddr) -1)
+	if (member >= cp->nmembers || cp->addr[e][member] == (RxFabricAddr) -1)
 		return false;
-	*to = cp->addr[member];
+	*to = cp->addr[e][member];
 	return true;
 }
 
@@ -642,9 +895,10 @@ address_of_member(uint64 query_id, int member, ClosedPort *cp,
  * too: its credit (initial credit at open) makes the sender try again.
  */
 static void
-drop_unrouted(const RxHeader *h, int status)
+drop_unrouted(const RxHeader *h, int status, int e)
 {
 	bool		for_receiver = (h->type == RX_WIRE_DATA ||
+								h->type == RX_WIRE_PULL ||
 								h->type == RX_WIRE_CREDIT_REQUEST);
 	ClosedPort *cp;
 	RxFabricAddr to;
@@ -660,10 +914,10 @@ drop_unrouted(const RxHeader *h, int status)
 	else if (cp != NULL)
 	{
 		rx_count(RXC_CLOSED_PORT_DROPPED, 1);
-		if (for_receiver && address_of_member(h->query_id, h->src_member, cp, &to))
-			send_closed_ack(h, to);
+		if (for_receiver && address_of_member(h->query_id, h->src_member, cp, e, &to))
+			send_closed_ack(h, e, to);
 	}
-	else if (h->type == RX_WIRE_DATA)
+	else if (h->type == RX_WIRE_DATA || h->type == RX_WIRE_PULL)
 		rx_count(RXC_UNKNOWN_QUERY_DROPPED, 1);
 	else
 		rx_count(RXC_EARLY_CONTROL_DROPPED, 1);
@@ -690,6 +944,32 @@ rack_update(WSend *ws, int b)
 		ws->rack = Max(ws->rack, wbufs[b].sent_at);
 }
 
+/*
+ * New credit for a send stream to member dst.  semq_wr: credit is what the
+ * receiver granted and backed with lent buffers (a stream to this instance
+ * itself moves in shared memory and borrows nothing).
+ */
+static void
+set_credit(WPort *w, WSend *ws, RxSendStream *ss, int dst, uint64 credit)
+{
+	if (ws->design == RX_DESIGN_SEMQ_WR && dst != w->self)
+	{
+		ws->ack_credit = Max(ws->ack_credit, credit);
+		credit = Min(ws->ack_credit, ws->lent_known);
+	}
+	if (credit <= ws->credit)
+		return;
+	ws->credit = credit;
+	pg_atomic_write_u64(&ss->credit, ws->credit);
+	ws->backoff = 1;
+	ws->next_request = 0;
+	if (pg_atomic_read_u32(&ss->flags) & RX_SS_WANT_CREDIT)
+	{
+		pg_atomic_fetch_and_u32(&ss->flags, ~RX_SS_WANT_CREDIT);
+		wake_port(w);
+	}
+}
+
 static void
 handle_ack(WPort *w, int sidx, const RxHeader *h)
 {
@@ -712,18 +992,7 @@ handle_ack(WPort *w, int sidx, const RxHeader *h)
 	if (ws->closed)
 		return;
 
-	if (h->credit > ws->credit)
-	{
-		ws->credit = h->credit;
-		pg_atomic_write_u64(&ss->credit, ws->credit);
-		ws->backoff = 1;
-		ws->next_request = 0;
-		if (pg_atomic_read_u32(&ss->flags) & RX_SS_WANT_CREDIT)
-		{
-			pg_atomic_fetch_and_u32(&ss->flags, ~RX_SS_WANT_CREDIT);
-			wake_port(w);
-		}
-	}
+	set_credit(w, ws, ss, dst, h->credit);
 
 	if (h->seq > ws->acked)
 	{
@@ -776,11 +1045,12 @@ handle_ack(WPort *w, int sidx, const RxHeader *h)
 		}
 		else
 		{
-			if (highest - seq >= FAST_RETRANSMIT_DEPTH &&
+			if (ws->design == RX_DESIGN_SESQ_SR &&
+				highest - seq >= FAST_RETRANSMIT_DEPTH &&
 				wbufs[b].tries == 0 && wbufs[b].inflight == 0 &&
 				wbufs[b].sent_at != 0)
 			{
-				transmit(w, b, dst, true);
+				transmit(w, ws, b, dst, true);
 				pg_atomic_write_u64(&ss->retransmits,
 									pg_atomic_read_u64(&ss->retransmits) + 1);
 			}
@@ -790,8 +1060,38 @@ handle_ack(WPort *w, int sidx, const RxHeader *h)
 	}
 }
 
+/*
+ * semq_wr: the receiver lent us buffer h->seq of the stream (again, when
+ * we asked for credit); the credit it backs can be used now
+ */
 static void
-handle_control(const RxHeader *h)
+handle_lend(WPort *w, int sidx, const RxHeader *h, const RxWireLend *lend)
+{
+	WSend	   *ws = WSEND(w, sidx, h->src_member);
+	RemoteBuf  *rb;
+
+	if (ws->design != RX_DESIGN_SEMQ_WR || ws->closed)
+	{
+		rx_count(RXC_BAD_HEADER_DROPPED, 1);
+		return;
+	}
+	if (h->seq != ws->lent_known)
+	{
+		/* known already, or a repetition after a lost one: comes again */
+		rx_count(RXC_DUPLICATES_DROPPED, 1);
+		return;
+	}
+	rb = &ws->ring[h->seq % ws->ring_size];
+	rb->addr = RX_LE64(lend->addr);
+	rb->key = RX_LE64(lend->key);
+	rb->bufid = RX_LE32(lend->bufid);
+	ws->lent_known++;
+	set_credit(w, ws, &w->sh->send[RX_STREAM(sidx, h->src_member)],
+			   h->src_member, ws->ack_credit);
+}
+
+static void
+handle_control(const RxHeader *h, int e, const char *ext)
 {
 	bool		recv_side = (h->type == RX_WIRE_CREDIT_REQUEST);
 	int			r;
@@ -804,7 +1104,7 @@ handle_control(const RxHeader *h)
 		r = FIND_OK;			/* every exchange of the query */
 	if (r != FIND_OK)
 	{
-		drop_unrouted(h, r);
+		drop_unrouted(h, r, e);
 		return;
 	}
 
@@ -825,7 +1125,22 @@ handle_control(const RxHeader *h)
 				break;
 			case RX_WIRE_CREDIT_REQUEST:
 				if ((idx = find_recv_index(w, h->exchange_id)) >= 0)
-					WRECV(w, idx, h->src_member)->dirty = w->dirty = true;
+				{
+					WRecv	   *wr = WRECV(w, idx, h->src_member);
+
+					if (wr->design == RX_DESIGN_SEMQ_WR)
+						lend_again(w, wr, idx, h->src_member);
+					wr->dirty = w->dirty = true;
+				}
+				break;
+			case RX_WIRE_LEND:
+				if ((idx = find_send_index(w, h->exchange_id)) >= 0)
+				{
+					RxWireLend	lend;
+
+					memcpy(&lend, ext, sizeof(lend));
+					handle_lend(w, idx, h, &lend);
+				}
 				break;
 			case RX_WIRE_STOP:
 				for (int s = 0; s < w->nsend; s++)
@@ -847,39 +1162,61 @@ header_valid(const RxHeader *h, Size len)
 {
 	if (h->magic != RX_WIRE_MAGIC || h->version != RX_WIRE_VERSION ||
 		h->reserved != 0 ||
-		h->src_member >= RX_MAX_MEMBERS || h->dst_member >= RX_MAX_MEMBERS ||
-		(Size) h->payload_len + RX_WIRE_HEADER_SIZE != len)
+		h->src_member >= RX_MAX_MEMBERS || h->dst_member >= RX_MAX_MEMBERS)
 		return false;
 	switch (h->type)
 	{
 		case RX_WIRE_DATA:
-			return (h->flags & ~RX_WIRE_DATA_FLAGS) == 0;
+			return (h->flags & ~RX_WIRE_DATA_FLAGS) == 0 &&
+				(Size) h->payload_len + RX_WIRE_HEADER_SIZE == len;
+		case RX_WIRE_PULL:
+			return (h->flags & ~RX_WIRE_DATA_FLAGS) == 0 &&
+				len == RX_WIRE_HEADER_SIZE + sizeof(RxWirePull) &&
+				(Size) h->payload_len + RX_WIRE_HEADER_SIZE <= msg_size[RX_EP_RELIABLE];
+		case RX_WIRE_LEND:
+			return h->flags == 0 && h->payload_len == 0 &&
+				len == RX_WIRE_HEADER_SIZE + sizeof(RxWireLend);
 		case RX_WIRE_ACK:
-			return (h->flags & ~RX_WIRE_ACK_FLAGS) == 0 && h->payload_len == 0;
+			return (h->flags & ~RX_WIRE_ACK_FLAGS) == 0 && h->payload_len == 0 &&
+				len == RX_WIRE_HEADER_SIZE;
 		case RX_WIRE_STOP:
 		case RX_WIRE_CREDIT_REQUEST:
-			return h->flags == 0 && h->payload_len == 0;
+			return h->flags == 0 && h->payload_len == 0 &&
+				len == RX_WIRE_HEADER_SIZE;
 	}
 	return false;
 }
 
+/* the open port of the query that receives the exchange, or NULL */
+static WPort *
+receiving_port(const RxHeader *h, int *ridx)
+{
+	for (int a = 0; a < nactive; a++)
+	{
+		WPort	   *w = &wports[active[a]];
+
+		if (w->query_id != h->query_id ||
+			(*ridx = find_recv_index(w, h->exchange_id)) < 0)
+			continue;
+		if (h->dst_member != w->self || h->src_member >= w->nmembers)
+			return NULL;
+		return w;
+	}
+	return NULL;
+}
+
 static void
-handle_data(int b, const RxHeader *h)
+handle_data(int b, const RxHeader *h, int e)
 {
 	int			r = query_status(h->query_id, h->token, h->exchange_id, true);
 
 	if (r == FIND_OK)
 	{
-		for (int a = 0; a < nactive; a++)
-		{
-			WPort	   *w = &wports[active[a]];
-			int			ridx;
+		int			ridx;
+		WPort	   *w = receiving_port(h, &ridx);
 
-			if (w->query_id != h->query_id ||
-				(ridx = find_recv_index(w, h->exchange_id)) < 0)
-				continue;
-			if (h->dst_member != w->self || h->src_member >= w->nmembers)
-				break;
+		if (w != NULL)
+		{
 			accept_data(w, ridx, h->src_member, b, h->seq, h->flags);
 			return;
 		}
@@ -888,7 +1225,118 @@ handle_data(int b, const RxHeader *h)
 		return;
 	}
 	bufpool_put(b);
-	drop_unrouted(h, r);
+	drop_unrouted(h, r, e);
+}
+
+/*
+ * semq_rd: a PULL notice arrived in receive buffer b.  Read the message it
+ * announces from the sender's buffer into b itself; read_done() takes it
+ * from there.  Nothing is read for a stream that cannot take it.
+ */
+static void
+start_read(int b, const RxHeader *h)
+{
+	int			r = query_status(h->query_id, h->token, h->exchange_id, true);
+	RxWirePull	pull;
+	WPort	   *w;
+	int			ridx;
+	int			ret;
+
+	if (r != FIND_OK)
+	{
+		bufpool_put(b);
+		drop_unrouted(h, r, RX_EP_RELIABLE);
+		return;
+	}
+	w = receiving_port(h, &ridx);
+	if (w == NULL || WRECV(w, ridx, h->src_member)->design != RX_DESIGN_SEMQ_RD ||
+		h->src_member == w->self)
+	{
+		rx_count(RXC_BAD_HEADER_DROPPED, 1);
+		bufpool_put(b);
+		return;
+	}
+	memcpy(&pull, RX_BUF_HEADER(bufpool_buffer(b)) + RX_WIRE_HEADER_SIZE,
+		   sizeof(pull));
+	wbufs[b].expect = *h;
+	wbufs[b].reading = true;
+	ret = rx_fabric_read(RX_EP_RELIABLE, b, RX_BUF_HEADER(bufpool_buffer(b)),
+						 RX_WIRE_HEADER_SIZE + h->payload_len,
+						 w->addr[RX_EP_RELIABLE][h->src_member],
+						 RX_LE64(pull.addr), RX_LE64(pull.key));
+	if (ret != 0)
+	{
+		/* the sender sends the notice again when asked for credit */
+		wbufs[b].reading = false;
+		rx_count(RXC_SEND_QUEUE_FULL, 1);
+		bufpool_put(b);
+	}
+}
+
+/* semq_rd: the message a PULL announced is in b; it must be that message */
+static void
+read_done(int b, int err)
+{
+	WBuf	   *wb = &wbufs[b];
+	RxHeader	h;
+
+	wb->reading = false;
+	rx_header_decode(buf_header(b), &h);
+	if (err != 0 || h.type != RX_WIRE_DATA ||
+		h.query_id != wb->expect.query_id || h.token != wb->expect.token ||
+		h.exchange_id != wb->expect.exchange_id ||
+		h.src_member != wb->expect.src_member ||
+		h.dst_member != wb->expect.dst_member || h.seq != wb->expect.seq ||
+		h.payload_len != wb->expect.payload_len ||
+		!header_valid(&h, RX_WIRE_HEADER_SIZE + h.payload_len))
+	{
+		rx_count(RXC_BAD_HEADER_DROPPED, 1);
+		bufpool_put(b);
+		return;
+	}
+	rx_count(RXC_DATA_RECEIVED, 1);
+	rx_count(RXC_BYTES_RECEIVED, RX_WIRE_HEADER_SIZE + h.payload_len);
+	handle_data(b, &h, RX_EP_RELIABLE);
+}
+
+/*
+ * semq_wr: a sender wrote a message into a buffer we lent it; the
+ * immediate data says which buffer and how long.  It must be one we lent
+ * for that very stream and sequence number.
+ */
+static void
+write_done(uint64 imm)
+{
+	int			b = (int) (imm & 0xFFFFFFFF);
+	Size		len = (Size) (imm >> 32);
+	RxHeader	h;
+	WPort	   *w;
+	WRecv	   *wr;
+	int			ridx;
+
+	if (b < 0 || b >= nbuf || bufpool_class_of(b) != RX_BUF_LARGE ||
+		!wbufs[b].lent || len < RX_WIRE_HEADER_SIZE || len > msg_size[RX_EP_RELIABLE])
+	{
+		/* late writes into quarantined buffers end here too */
+		rx_count(RXC_BAD_HEADER_DROPPED, 1);
+		return;
+	}
+	rx_header_decode(buf_header(b), &h);
+	rx_count(RXC_DATAGRAMS_RECEIVED, 1);
+	rx_count(RXC_BYTES_RECEIVED, len);
+	if (!header_valid(&h, len) || h.type != RX_WIRE_DATA ||
+		(w = receiving_port(&h, &ridx)) == NULL ||
+		bufpool_desc(b)->owner != w->sh->slot || bufpool_desc(b)->owner_gen != w->gen ||
+		(wr = WRECV(w, ridx, h.src_member))->design != RX_DESIGN_SEMQ_WR ||
+		h.seq >= wr->lent || wr->lent_ring[h.seq % wr->window] != b)
+	{
+		rx_count(RXC_BAD_HEADER_DROPPED, 1);
+		return;
+	}
+	wbufs[b].lent = false;
+	wr->lent_ring[h.seq % wr->window] = -1;
+	rx_count(RXC_DATA_RECEIVED, 1);
+	accept_data(w, ridx, h.src_member, b, h.seq, h.flags);
 }
 
 static bool
@@ -897,8 +1345,13 @@ fault(int percent)
 	return percent > 0 && (int) (pg_prng_uint32(&pg_global_prng_state) % 100) < percent;
 }
 
+/*
+ * A message that arrived in receive buffer b of endpoint e.  The fault
+ * injection settings apply to datagrams only: the reliable designs rely on
+ * the provider to deliver every message once, as a real RC QP does.
+ */
 static void
-handle_datagram(int b, Size len)
+handle_datagram(int b, Size len, int e)
 {
 	RxHeader	h;
 
@@ -917,14 +1370,34 @@ handle_datagram(int b, Size len)
 		bufpool_put(b);
 		return;
 	}
+	if (h.type == RX_WIRE_PULL)
+	{
+		if (e != RX_EP_RELIABLE)
+		{
+			rx_count(RXC_BAD_HEADER_DROPPED, 1);
+			bufpool_put(b);
+			return;
+		}
+		start_read(b, &h);
+		return;
+	}
 	if (h.type != RX_WIRE_DATA)
 	{
+		char		ext[RX_WIRE_MAX_EXT];
+
 		rx_count(RXC_CONTROL_RECEIVED, 1);
+		memcpy(ext, RX_BUF_HEADER(bufpool_buffer(b)) + RX_WIRE_HEADER_SIZE,
+			   len - RX_WIRE_HEADER_SIZE);
 		bufpool_put(b);
-		handle_control(&h);
+		handle_control(&h, e, ext);
 		return;
 	}
 	rx_count(RXC_DATA_RECEIVED, 1);
+	if (e != RX_EP_DGRAM)
+	{
+		handle_data(b, &h, e);
+		return;
+	}
 
 	/* fault injection, for tests: results must not change */
 	if (fault(rx_fault_drop_percent))
@@ -935,15 +1408,15 @@ handle_datagram(int b, Size len)
 	}
 	if (fault(rx_fault_duplicate_percent))
 	{
-		int			copy = bufpool_get(RX_BUF_WAIT, RX_BUF_NO_OWNER, 0, 0);
+		int			copy = bufpool_get(RX_BUF_SMALL, RX_BUF_WAIT, RX_BUF_NO_OWNER, 0, 0);
 
 		if (copy >= 0)
 		{
 			memcpy(bufpool_buffer(copy), bufpool_buffer(b),
 				   rx_shared->prefix_size + len);
 			rx_count(RXC_FAULT_DUPLICATED, 1);
-			handle_data(b, &h);
-			handle_data(copy, &h);
+			handle_data(b, &h, e);
+			handle_data(copy, &h, e);
 			return;
 		}
 	}
@@ -954,7 +1427,7 @@ handle_datagram(int b, Size len)
 		delayed[ndelayed++] = b;
 		return;
 	}
-	handle_data(b, &h);
+	handle_data(b, &h, e);
 }
 
 /* the datagrams held back by the reorder fault, after later ones */
@@ -974,7 +1447,7 @@ release_delayed(int upto)
 		RxHeader	h;
 
 		rx_header_decode(buf_header(batch[i]), &h);
-		handle_data(batch[i], &h);
+		handle_data(batch[i], &h, RX_EP_DGRAM);
 	}
 }
 
@@ -982,67 +1455,102 @@ static bool
 poll_recv(void)
 {
 	RxCompletion c[POLL_BATCH];
-	int			n = rx_fabric_poll_recv(c, POLL_BATCH);
+	int			total = 0;
 
-	for (int i = 0; i < n; i++)
+	for (int e = 0; e < RX_NEPS; e++)
 	{
-		nposted--;
-		if (c[i].err != 0)
-		{
-			rx_count(RXC_BAD_HEADER_DROPPED, 1);
-			bufpool_put(c[i].bufid);
+		int			n;
+
+		if (!ep_open[e])
 			continue;
+		n = rx_fabric_poll_recv(e, c, POLL_BATCH);
+		for (int i = 0; i < n; i++)
+		{
+			if (c[i].has_imm)
+			{
+				write_done(c[i].imm);
+				continue;
+			}
+			nposted[e]--;
+			if (c[i].err != 0)
+			{
+				rx_count(RXC_BAD_HEADER_DROPPED, 1);
+				bufpool_put(c[i].bufid);
+				continue;
+			}
+			handle_datagram(c[i].bufid, c[i].len, e);
 		}
-		handle_datagram(c[i].bufid, c[i].len);
+		total += n;
 	}
 	/* whatever was delayed before this round now comes after later ones */
 	release_delayed(delayed_ready);
 	delayed_ready = ndelayed;
-	return n > 0;
+	return total > 0;
 }
 
 static bool
 poll_send(void)
 {
 	RxCompletion c[POLL_BATCH];
-	int			n = rx_fabric_poll_send(c, POLL_BATCH);
+	int			total = 0;
 
-	for (int i = 0; i < n; i++)
+	for (int e = 0; e < RX_NEPS; e++)
 	{
-		WBuf	   *wb = &wbufs[c[i].bufid];
+		int			n;
 
-		if (wb->inflight > 0)
-			wb->inflight--;
-		if (c[i].err != 0)
-			wb->sent_at = now;	/* retransmitted by the timer */
-		if (wb->inflight == 0 && wb->acked)
+		if (!ep_open[e])
+			continue;
+		n = rx_fabric_poll_send(e, c, POLL_BATCH);
+		for (int i = 0; i < n; i++)
 		{
-			wb->acked = false;
-			bufpool_put(c[i].bufid);
+			WBuf	   *wb = &wbufs[c[i].bufid];
+
+			if (wb->reading)
+			{
+				read_done(c[i].bufid, c[i].err);
+				continue;
+			}
+			if (wb->inflight > 0)
+				wb->inflight--;
+			/* failed: datagrams go again after a timeout, others at once */
+			if (c[i].err != 0)
+				wb->sent_at = design_reliable(wb->design) ? 0 : now;
+			if (wb->inflight == 0 && wb->acked)
+			{
+				wb->acked = false;
+				bufpool_put(c[i].bufid);
+			}
 		}
+		total += n;
 	}
-	return n > 0;
+	return total > 0;
 }
 
 static void
 post_receives(void)
 {
-	Size		len = msg_size;
-
-	while (nposted < recv_target)
+	for (int e = 0; e < RX_NEPS; e++)
 	{
-		int			b = bufpool_get(RX_BUF_RECV_POSTED, RX_BUF_NO_OWNER, 0, 0);
-		int			ret;
+		/* a datagram receive keeps room for the provider's prefix */
+		int			cls = e == RX_EP_DGRAM ? RX_BUF_SMALL : RX_BUF_LARGE;
 
-		if (b < 0)
-			break;
-		ret = rx_fabric_post_recv(b, bufpool_buffer(b), len);
-		if (ret != 0)
+		while (ep_open[e] && nposted[e] < recv_target[e])
 		{
-			bufpool_put(b);
-			break;
+			int			b = bufpool_get(cls, RX_BUF_RECV_POSTED, RX_BUF_NO_OWNER, 0, 0);
+			char	   *buf;
+			int			ret;
+
+			if (b < 0)
+				break;
+			buf = e == RX_EP_DGRAM ? bufpool_buffer(b) : RX_BUF_HEADER(bufpool_buffer(b));
+			ret = rx_fabric_post_recv(e, b, buf, msg_size[e]);
+			if (ret != 0)
+			{
+				bufpool_put(b);
+				break;
+			}
+			nposted[e]++;
 		}
-		nposted++;
 	}
 }
 
@@ -1052,21 +1560,23 @@ post_receives(void)
  */
 
 static bool
-resolve_member(const char *address, RxFabricAddr *addr, const char **reason)
+resolve_member(int e, const char *address, RxFabricAddr *addr,
+			   const char **reason)
 {
 	for (int i = 0; i < npeers; i++)
-		if (strcmp(peers[i].address, address) == 0)
+		if (peers[i].ep == e && strcmp(peers[i].address, address) == 0)
 		{
 			*addr = peers[i].addr;
 			return true;
 		}
-	if (!rx_fabric_resolve(address, addr, reason))
+	if (!rx_fabric_resolve(e, address, addr, reason))
 		return false;
 	if (npeers == maxpeers)
 	{
 		maxpeers *= 2;
 		peers = repalloc(peers, sizeof(Peer) * maxpeers);
 	}
+	peers[npeers].ep = e;
 	strlcpy(peers[npeers].address, address, RX_FABRIC_ADDR_LEN);
 	peers[npeers].addr = *addr;
 	npeers++;
@@ -1090,16 +1600,21 @@ open_port(int slot)
 	w->nmembers = spec->nmembers;
 	w->nsend = spec->nsend;
 	w->nrecv = spec->nrecv;
-	w->window = p->window;
-	w->k = p->ack_every;
+	for (int i = 0; i < w->nrecv; i++)
+		w->uses_ep[rx_design_ep(spec->recv_designs[i])] = true;
+	for (int i = 0; i < w->nsend; i++)
+		w->uses_ep[rx_design_ep(spec->send_designs[i])] = true;
 
-	for (int m = 0; m < w->nmembers; m++)
+	for (int i = 0; i < RX_NEPS * w->nmembers; i++)
 	{
+		int			e = i / w->nmembers;
+		int			m = i % w->nmembers;
 		const char *reason;
 
-		if (m == w->self)
+		w->addr[e][m] = (RxFabricAddr) -1;
+		if (m == w->self || !w->uses_ep[e])
 			continue;
-		if (!resolve_member(spec->fabric_addrs[m], &w->addr[m], &reason))
+		if (!resolve_member(e, spec->fabric_addrs[m], &w->addr[e][m], &reason))
 		{
 			char		detail[160];
 
@@ -1126,13 +1641,37 @@ open_port(int slot)
 									 sizeof(WRecv) * Max(1, w->nrecv * w->nmembers));
 	for (int i = 0; i < w->nsend * w->nmembers; i++)
 	{
-		rx_buflist_init(&w->send[i].unacked);
-		w->send[i].last_heard = now;
-		w->send[i].backoff = 1;
+		WSend	   *ws = &w->send[i];
+
+		rx_buflist_init(&ws->unacked);
+		ws->last_heard = now;
+		ws->backoff = 1;
+		ws->design = spec->send_designs[i / w->nmembers];
+		ws->ep = rx_design_ep(ws->design);
+		if (ws->design == RX_DESIGN_SEMQ_WR)
+		{
+			/* the receiver's window, whatever our settings: at most 1024 */
+			ws->ring_size = 1024;
+			ws->ring = MemoryContextAllocZero(w->cxt, sizeof(RemoteBuf) * ws->ring_size);
+		}
 	}
 	/* the initial credit goes to every source at once */
 	for (int i = 0; i < w->nrecv * w->nmembers; i++)
-		w->recv[i].dirty = true;
+	{
+		WRecv	   *wr = &w->recv[i];
+
+		wr->design = spec->recv_designs[i / w->nmembers];
+		wr->ep = rx_design_ep(wr->design);
+		wr->window = wr->design == RX_DESIGN_SESQ_SR ? rx_credit_window : rx_reliable_window;
+		wr->k = p->recv_ack_every[i / w->nmembers];
+		if (wr->design == RX_DESIGN_SEMQ_WR)
+		{
+			wr->lent_ring = MemoryContextAlloc(w->cxt, sizeof(int32) * wr->window);
+			for (int j = 0; j < wr->window; j++)
+				wr->lent_ring[j] = -1;
+		}
+		wr->dirty = true;
+	}
 	w->dirty = true;
 
 	SpinLockAcquire(&p->mutex);
@@ -1158,8 +1697,7 @@ remember_closed(WPort *w)
 	cp->nrecv = w->nrecv;
 	memcpy(cp->recv_exchange_ids, w->sh->spec.recv_exchange_ids,
 		   sizeof(int) * w->nrecv);
-	for (int m = 0; m < w->nmembers; m++)
-		cp->addr[m] = (m == w->self) ? (RxFabricAddr) -1 : w->addr[m];
+	memcpy(cp->addr, w->addr, sizeof(cp->addr));
 	closed_next = (closed_next + 1) % CLOSED_RING;
 }
 
@@ -1178,7 +1716,7 @@ close_port(int slot)
 		for (int i = 0; i < w->nsend * w->nmembers; i++)
 		{
 			while ((b = rx_buflist_pop(&w->send[i].unacked)) >= 0)
-				release_sent(b);
+				drop_unacked(&w->send[i], b);
 		}
 		for (int i = 0; i < w->nrecv * w->nmembers; i++)
 		{
@@ -1187,9 +1725,21 @@ close_port(int slot)
 			/* the last ACK may not have gone out yet: spare the sender a wait */
 			if (wr->next != wr->ack_sent)
 				send_ack(w, i / w->nmembers, i % w->nmembers, 0);
-			for (int s = 0; wr->held && s < w->window; s++)
+			for (int s = 0; wr->held && s < wr->window; s++)
 				if (wr->held[s] >= 0)
 					bufpool_put(wr->held[s]);
+			/* lent buffers: after end of stream nobody writes them */
+			for (int s = 0; wr->lent_ring && s < wr->window; s++)
+				if (wr->lent_ring[s] >= 0)
+				{
+					if (wr->eos_done)
+					{
+						wbufs[wr->lent_ring[s]].lent = false;
+						bufpool_put(wr->lent_ring[s]);
+					}
+					else
+						quarantine_buffer(wr->lent_ring[s]);
+				}
 		}
 		MemoryContextDelete(w->cxt);
 		remember_closed(w);
@@ -1266,11 +1816,12 @@ drain_submit(WPort *w)
 		wbufs[b].inflight = 0;
 		wbufs[b].tries = 0;
 		wbufs[b].acked = false;
+		wbufs[b].design = ws->design;
 		bufpool_desc(b)->owner = p->slot;
 		bufpool_desc(b)->owner_gen = w->gen;
 		rx_buflist_push(&ws->unacked, b);
 		if (!tx_blocked)
-			transmit(w, b, h.dst_member, false);
+			transmit(w, ws, b, h.dst_member, false);
 	}
 }
 
@@ -1297,7 +1848,7 @@ send_stops(WPort *w)
 			memset(&h, 0, sizeof(h));
 			h.type = RX_WIRE_STOP;
 			h.exchange_id = p->spec.recv_exchange_ids[r];
-			send_control(w, m, &h);
+			send_control(w, m, WRECV(w, r, m)->ep, &h);
 		}
 	}
 }
@@ -1327,7 +1878,7 @@ request_credit(WPort *w)
 			memset(&h, 0, sizeof(h));
 			h.type = RX_WIRE_CREDIT_REQUEST;
 			h.exchange_id = w->sh->spec.send_exchange_ids[s];
-			send_control(w, m, &h);
+			send_control(w, m, ws->ep, &h);
 			ws->next_request = now + Min((TimestampTz) rx_retransmit_timeout * 1000 * ws->backoff,
 										 (TimestampTz) rx_peer_timeout * 250);
 			ws->backoff = Min(ws->backoff * 2, MAX_BACKOFF);
@@ -1344,7 +1895,7 @@ mark_consumed(WPort *w)
 		int			src = i % w->nmembers;
 		uint64		c = pg_atomic_read_u64(&w->sh->recv[RX_STREAM(ridx, src)].consumed);
 
-		if (c - wr->adv_sent >= (uint64) w->k)
+		if (c - wr->adv_sent >= (uint64) wr->k)
 			wr->dirty = w->dirty = true;
 	}
 }
@@ -1441,7 +1992,8 @@ wake_buffer_waiters(void)
 {
 	/* backends free buffers too: look at the pool, not at our own frees */
 	if (pg_atomic_read_u32(&rx_shared->buffer_waiters) == 0 ||
-		bufpool_nfree() <= rx_shared->recv_reserve)
+		(bufpool_nfree(RX_BUF_SMALL) <= rx_shared->recv_reserve[RX_BUF_SMALL] &&
+		 bufpool_nfree(RX_BUF_LARGE) <= rx_shared->recv_reserve[RX_BUF_LARGE]))
 		return;
 	pg_atomic_write_u32(&rx_shared->buffer_waiters, 0);
 	for (int a = 0; a < nactive; a++)
@@ -1489,6 +2041,9 @@ retransmit_due(WSend *ws, int b, bool blocked, TimestampTz tick)
 		return false;
 	if (wb->sent_at == 0)
 		return true;
+	/* the provider delivers what it accepted: nothing is sent twice */
+	if (design_reliable(ws->design))
+		return false;
 	if (age >= (rto << shift))
 		return true;
 	if (wb->sent_at + tick / 2 < ws->rack)
@@ -1554,7 +2109,7 @@ timers(TimestampTz tick)
 					if (wb->sent_at != 0)
 						pg_atomic_write_u64(&ss->retransmits,
 											pg_atomic_read_u64(&ss->retransmits) + 1);
-					transmit(w, b, m, wb->sent_at != 0);
+					transmit(w, ws, b, m, wb->sent_at != 0);
 					if (tx_blocked)
 						break;
 				}
@@ -1600,7 +2155,7 @@ retry_blocked(void)
 			for (int b = w->send[i].unacked.head; b >= 0 && !tx_blocked;
 				 b = bufpool_desc(b)->next)
 				if (wbufs[b].sent_at == 0 && wbufs[b].inflight == 0)
-					transmit(w, b, i % w->nmembers, false);
+					transmit(w, &w->send[i], b, i % w->nmembers, false);
 	}
 }
 
@@ -1616,8 +2171,10 @@ worker_shmem_exit(int code, Datum arg)
 	rx_shared->ready = false;
 	rx_shared->worker_pid = 0;
 	rx_shared->worker_latch = NULL;
+	memset(rx_shared->ep_ready, 0, sizeof(rx_shared->ep_ready));
 	SpinLockRelease(&rx_shared->mutex);
-	rx_fabric_close();
+	for (int e = 0; e < RX_NEPS; e++)
+		rx_fabric_close(e);
 }
 
 /* what a previous incarnation of the worker left behind */
@@ -1689,67 +2246,150 @@ idle_forever(void)
 	}
 }
 
+/*
+ * Open endpoint e, or say why not in the log and in shared memory.  The
+ * datagram endpoint needs its message to hold a header and some payload.
+ */
+static bool
+open_endpoint(int e, int provider, char *region, Size region_len, int delay_s)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	int			cls = e == RX_EP_DGRAM ? RX_BUF_SMALL : RX_BUF_LARGE;
+	bool		opened = false;
+
+	PG_TRY();
+	{
+		rx_fabric_open(e, provider, rx_fabric_address, region, region_len,
+					   nbuf, recv_target[e], &finfo[e]);
+		if (bufpool_buffer_size(cls) < finfo[e].prefix_size + 2 * RX_WIRE_HEADER_SIZE)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("rdma_exchange.buffer_size is too small for provider \"%s\"",
+							finfo[e].provider)));
+		if (e == RX_EP_RELIABLE && finfo[e].prefix_size != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("reliable provider \"%s\" needs a message prefix, which rdma_exchange does not support",
+							finfo[e].provider)));
+		opened = true;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(oldcxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		SpinLockAcquire(&rx_shared->mutex);
+		strlcpy(rx_shared->ep_failure[e], edata->message, sizeof(rx_shared->ep_failure[e]));
+		SpinLockRelease(&rx_shared->mutex);
+		ereport(LOG,
+				(errcode(edata->sqlerrcode),
+				 errmsg("rdma_exchange %s endpoint not started: %s",
+						e == RX_EP_DGRAM ? "datagram" : "reliable", edata->message),
+				 edata->detail ? errdetail("%s", edata->detail) : 0,
+				 delay_s > 0 ? errhint("The transport worker tries again in %d s.", delay_s) : 0));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	if (!opened)
+	{
+		rx_fabric_close(e);
+		return false;
+	}
+
+	/* every buffer keeps room for the datagram provider's prefix */
+	if (e == RX_EP_DGRAM)
+		rx_shared->prefix_size = finfo[e].prefix_size;
+	msg_size[e] = Min(bufpool_buffer_size(cls) - rx_shared->prefix_size,
+					  finfo[e].max_msg_size);
+	recv_target[e] = Min(recv_target[e], finfo[e].recv_depth);
+	ep_open[e] = true;
+	ereport(LOG,
+			(errmsg("rdma_exchange transport %s endpoint at %s (provider %s, %zu-byte messages, %d buffers, %d receives posted%s)",
+					e == RX_EP_DGRAM ? "datagram" : "reliable",
+					finfo[e].address, finfo[e].provider, msg_size[e],
+					bufpool_class_nbuffers(cls), recv_target[e],
+					finfo[e].registered ? ", pool registered" : "")));
+	return true;
+}
+
+/*
+ * Open the endpoints.  An endpoint whose provider cannot work is left
+ * closed for good (the designs on it then fail with its reason); one that
+ * fails otherwise (a busy address, a missing device) is tried again, less
+ * and less often, until every endpoint is open, or after a few tries, at
+ * least one.
+ */
 static void
 open_data_plane(void)
 {
 	Size		region_len;
 	char	   *region = bufpool_region(&region_len);
-	const char *why = rx_fabric_unsupported(rx_fabric_provider);
-	MemoryContext oldcxt = CurrentMemoryContext;
+	int			provider[RX_NEPS] = {rx_fabric_provider, rx_reliable_provider};
+	bool		wanted[RX_NEPS];
+	int			nwanted = 0;
 
-	if (why != NULL)
+	nbuf = bufpool_nbuffers();
+	recv_target[RX_EP_DGRAM] = Min(MAX_RECV_POSTED,
+								   bufpool_class_nbuffers(RX_BUF_SMALL) / 4);
+	recv_target[RX_EP_RELIABLE] = Min(MAX_RECV_POSTED_RELIABLE,
+									  bufpool_class_nbuffers(RX_BUF_LARGE) / 4);
+	for (int e = 0; e < RX_NEPS; e++)
 	{
-		ereport(LOG,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("rdma_exchange data plane not started: provider \"%s\" is not supported yet",
-						GetConfigOption("rdma_exchange.fabric_provider", false, false)),
-				 errdetail("%s", why)));
-		publish_failure(why);
+		const char *why = rx_fabric_unsupported(e, provider[e]);
+
+		if (e == RX_EP_RELIABLE && bufpool_class_nbuffers(RX_BUF_LARGE) == 0)
+			why = "rdma_exchange.large_buffer_pool_size is 0.";
+		wanted[e] = (why == NULL);
+		if (why != NULL)
+		{
+			ereport(LOG,
+					(errmsg("rdma_exchange %s endpoint not started",
+							e == RX_EP_DGRAM ? "datagram" : "reliable"),
+					 errdetail("%s", why)));
+			strlcpy(rx_shared->ep_failure[e], why, sizeof(rx_shared->ep_failure[e]));
+		}
+		else
+			nwanted++;
+	}
+	if (nwanted == 0)
+	{
+		publish_failure(rx_shared->ep_failure[RX_EP_DGRAM]);
 		SpinLockAcquire(&rx_shared->mutex);
 		rx_shared->disabled = true;
 		SpinLockRelease(&rx_shared->mutex);
 		idle_forever();
 	}
 
-	nbuf = bufpool_nbuffers();
-	recv_target = Min(MAX_RECV_POSTED, nbuf / 4);
-
-	/* a busy address or a missing device may go away: retry, less and less often */
+	/* the datagram endpoint first: it knows the prefix every buffer keeps */
 	for (int attempt = 0;; attempt++)
 	{
-		bool		opened = false;
 		int			delay_s = 1 << Min(attempt, 6);
+		int			nopen = 0;
+		int			missing = 0;
 
-		PG_TRY();
+		for (int e = 0; e < RX_NEPS; e++)
 		{
-			rx_fabric_open(rx_fabric_provider, rx_fabric_address, region,
-						   region_len, nbuf, recv_target, &finfo);
-			if (bufpool_buffer_size() < finfo.prefix_size + 2 * RX_WIRE_HEADER_SIZE)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("rdma_exchange.buffer_size is too small for provider \"%s\"",
-								finfo.provider)));
-			opened = true;
+			if (!wanted[e] || ep_open[e])
+			{
+				nopen += ep_open[e];
+				continue;
+			}
+			if (e == RX_EP_RELIABLE && wanted[RX_EP_DGRAM] && !ep_open[RX_EP_DGRAM])
+			{
+				missing++;
+				continue;
+			}
+			if (open_endpoint(e, provider[e], region, region_len, delay_s))
+				nopen++;
+			else
+				missing++;
 		}
-		PG_CATCH();
-		{
-			ErrorData  *edata;
-
-			MemoryContextSwitchTo(oldcxt);
-			edata = CopyErrorData();
-			FlushErrorState();
-			publish_failure(edata->message);
-			ereport(LOG,
-					(errcode(edata->sqlerrcode),
-					 errmsg("rdma_exchange data plane not started: %s", edata->message),
-					 edata->detail ? errdetail("%s", edata->detail) : 0,
-					 errhint("The transport worker tries again in %d s.", delay_s)));
-			FreeErrorData(edata);
-		}
-		PG_END_TRY();
-		if (opened)
+		if (missing == 0 || (nopen > 0 && attempt >= 2))
 			break;
-		rx_fabric_close();
+		if (nopen == 0)
+			publish_failure(rx_shared->ep_failure[wanted[RX_EP_DGRAM] ? RX_EP_DGRAM : RX_EP_RELIABLE]);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 delay_s * 1000L, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
@@ -1758,22 +2398,21 @@ open_data_plane(void)
 		worker_absorb_signals();
 	}
 
-	msg_size = Min(bufpool_buffer_size() - finfo.prefix_size, finfo.max_msg_size);
-	recv_target = Min(recv_target, finfo.recv_depth);
-
 	SpinLockAcquire(&rx_shared->mutex);
-	strlcpy(rx_shared->provider, finfo.provider, sizeof(rx_shared->provider));
-	strlcpy(rx_shared->address, finfo.address, sizeof(rx_shared->address));
-	rx_shared->msg_size = msg_size;
-	rx_shared->prefix_size = finfo.prefix_size;
-	rx_shared->recv_reserve = recv_target;
+	for (int e = 0; e < RX_NEPS; e++)
+	{
+		rx_shared->ep_ready[e] = ep_open[e];
+		if (!ep_open[e])
+			continue;
+		strlcpy(rx_shared->provider[e], finfo[e].provider, sizeof(rx_shared->provider[e]));
+		strlcpy(rx_shared->address[e], finfo[e].address, sizeof(rx_shared->address[e]));
+		rx_shared->msg_size[e] = msg_size[e];
+		rx_shared->ep_failure[e][0] = '\0';
+	}
+	rx_shared->recv_reserve[RX_BUF_SMALL] = recv_target[RX_EP_DGRAM];
+	rx_shared->recv_reserve[RX_BUF_LARGE] = recv_target[RX_EP_RELIABLE];
 	rx_shared->failure[0] = '\0';
 	SpinLockRelease(&rx_shared->mutex);
-
-	ereport(LOG,
-			(errmsg("rdma_exchange transport listening at %s (provider %s, %zu-byte messages, %d buffers, %d receives posted%s)",
-					finfo.address, finfo.provider, msg_size, nbuf, recv_target,
-					finfo.registered ? ", pool registered" : "")));
 }
 
 void
@@ -1807,11 +2446,19 @@ rx_transport_worker_main(Datum main_arg)
 	maxpeers = 16;
 	peers = MemoryContextAllocZero(TopMemoryContext, sizeof(Peer) * maxpeers);
 
-	wes = CreateWaitEventSet(TopMemoryContext, 3);
+	wes = CreateWaitEventSet(TopMemoryContext, 2 + RX_NEPS);
 	AddWaitEventToSet(wes, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
 	AddWaitEventToSet(wes, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
-	if (rx_fabric_wait_fd() >= 0)
-		AddWaitEventToSet(wes, WL_SOCKET_READABLE, rx_fabric_wait_fd(), NULL, NULL);
+	for (int e = 0; e < RX_NEPS; e++)
+	{
+		if (!ep_open[e])
+			continue;
+		if (rx_fabric_wait_fd(e) >= 0)
+			AddWaitEventToSet(wes, WL_SOCKET_READABLE, rx_fabric_wait_fd(e), NULL, NULL);
+		else
+			all_waitable = false;
+	}
+	rx_buflist_init(&quarantine);
 
 	post_receives();
 	SpinLockAcquire(&rx_shared->mutex);
@@ -1840,6 +2487,7 @@ rx_transport_worker_main(Datum main_arg)
 			if (now >= next_tick)
 			{
 				timers(tick);
+				release_quarantine();
 				next_tick = now + tick;
 			}
 			flush_round();
@@ -1855,15 +2503,16 @@ rx_transport_worker_main(Datum main_arg)
 				continue;
 			idle = 0;
 
-			if (rx_fabric_trywait() || rx_fabric_wait_fd() < 0)
+			if (rx_fabric_trywait() || !all_waitable)
 			{
 				WaitEvent ev;
 				long		timeout = -1;
 
 				/* open ports have timers: retransmission, keepalive */
-				if (nactive > 0 || ndelayed > 0 || tx_blocked)
+				if (nactive > 0 || ndelayed > 0 || tx_blocked ||
+					quarantine.head >= 0)
 					timeout = Max(1, (long) (tick / 1000));
-				if (rx_fabric_wait_fd() < 0)
+				if (!all_waitable)
 					timeout = timeout < 0 ? 10 : Min(timeout, 1);
 				(void) WaitEventSetWait(wes, timeout, &ev, 1, PG_WAIT_EXTENSION);
 				ResetLatch(MyLatch);

@@ -1,0 +1,81 @@
+/*-------------------------------------------------------------------------
+ *
+ * design.c
+ *	  Which endpoint design an exchange uses, and the designs' names.
+ *
+ * The coordinator chooses a design for every exchange of a query when it
+ * dispatches the fragments, and ships the choice, so that both ends of a
+ * stream agree whatever their own settings say.  The choice is per
+ * exchange, as the paper advises: Send/Receive over datagrams scales best
+ * for unordered shuffles, while an ordered stream (a merge of sorted
+ * streams) should not depend on the receiver holding datagrams that came
+ * early; it goes over a reliable connection.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "transport/shared.h"
+
+static const char *const design_names[RX_NDESIGNS] = {
+	"auto", "sesq_sr", "semq_sr", "semq_rd", "semq_wr"
+};
+
+const char *
+rx_design_name(int design)
+{
+	if (design < 0 || design >= RX_NDESIGNS)
+		return "unknown";
+	return design_names[design];
+}
+
+static bool
+design_up(int design)
+{
+	return rx_shared != NULL && rx_shared->ep_ready[rx_design_ep(design)];
+}
+
+int
+rx_design_choose(bool ordered)
+{
+	int			design = rx_transport_design;
+
+	if (design == RX_DESIGN_AUTO)
+	{
+		int			preferred = ordered ? RX_DESIGN_SEMQ_SR : RX_DESIGN_SESQ_SR;
+		int			other = ordered ? RX_DESIGN_SESQ_SR : RX_DESIGN_SEMQ_SR;
+
+		/* the other one, or the preferred one's error from the port */
+		return design_up(preferred) || !design_up(other) ? preferred : other;
+	}
+	if (rx_shared != NULL && rx_any_ep_ready() && !design_up(design))
+	{
+		int			e = rx_design_ep(design);
+
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("transport design \"%s\" is not available on this member",
+						rx_design_name(design)),
+				 errdetail("Its %s endpoint is not open: %s",
+						   e == RX_EP_DGRAM ? "datagram" : "reliable",
+						   rx_shared->ep_failure[e][0] ? rx_shared->ep_failure[e] :
+						   "the transport worker did not open it."),
+				 errhint("Set rdma_exchange.transport_design to auto, or fix rdma_exchange.%s and restart the server.",
+						 e == RX_EP_DGRAM ? "fabric_provider" : "reliable_provider")));
+	}
+	return design;
+}
+
+const char *
+rx_transport_provider_name(int design)
+{
+	static char provider[32];
+	int			e = rx_design_ep(design);
+
+	if (rx_shared == NULL || !rx_shared->ep_ready[e])
+		return "none";
+	SpinLockAcquire(&rx_shared->mutex);
+	strlcpy(provider, rx_shared->provider[e], sizeof(provider));
+	SpinLockRelease(&rx_shared->mutex);
+	return provider;
+}
