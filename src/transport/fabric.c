@@ -62,6 +62,7 @@ typedef struct FabricEp
 	char	   *region;			/* the pool, for remote offsets */
 	bool		virt_addr;		/* remote addresses are virtual addresses */
 	bool		string_names;	/* shm: endpoints are named, not host:port */
+	char		name_suffix[64];	/* shm: what the provider appends to a name */
 	int			wait_fd;
 
 	/* one fi_context per operation (FI_CONTEXT mode): buffers, then ctrl slots */
@@ -178,7 +179,12 @@ fabric_hints(int e, const char *prov_name, int recv_depth)
 /*
  * The node and service an endpoint binds to.  shm endpoints are named, not
  * bound to a port; the name is made of the port, which is unique on a host.
+ * The provider completes it to "fi_shm://NAME:UID:INDEX" (the user id of
+ * the process and the endpoint's index in it); peers are named the same
+ * way, which assumes that every member on the host runs as the same user,
+ * as cross-memory attach requires anyway.
  */
+#define SHM_NAME_PREFIX		"fi_shm://rdma_exchange_"
 static void
 endpoint_name(const char *prov_name, const char *host, const char *service,
 			  const char **node, const char **svc, char *buf, Size buflen)
@@ -394,6 +400,18 @@ rx_fabric_open(int e, int provider, const char *address, char *region,
 		fi_av_straddr(f->av, name, out->address, &addrlen);
 		if (strcmp(f->fi->fabric_attr->prov_name, "udp") == 0)
 			udp_enlarge_socket_buffers(name, namelen);
+		if (f->string_names)
+		{
+			Size		known = strlen(SHM_NAME_PREFIX) + strlen(service);
+
+			if (namelen > sizeof(name) - 1 || strlen(name) < known ||
+				strncmp(name, SHM_NAME_PREFIX, strlen(SHM_NAME_PREFIX)) != 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_CONNECTION_FAILURE),
+						 errmsg("unexpected endpoint name \"%s\" from provider \"%s\"",
+								name, f->fi->fabric_attr->prov_name)));
+			strlcpy(f->name_suffix, name + known, sizeof(f->name_suffix));
+		}
 	}
 	else
 		strlcpy(out->address, address, sizeof(out->address));
@@ -466,9 +484,9 @@ rx_fabric_resolve(int e, const char *address, RxFabricAddr *addr,
 	if (f->string_names)
 	{
 		/* a named endpoint (shm): the peer's name, made as in endpoint_name() */
-		char		name[RX_FABRIC_ADDR_LEN + 32];
+		char		name[RX_FABRIC_ADDR_LEN + 96];
 
-		snprintf(name, sizeof(name), "fi_ns://rdma_exchange_%s:", service);
+		snprintf(name, sizeof(name), SHM_NAME_PREFIX "%s%s", service, f->name_suffix);
 		ret = fi_av_insert(f->av, name, 1, &fa, 0, NULL);
 	}
 	else
