@@ -136,6 +136,9 @@ sub new
 				"rdma_exchange.fabric_provider = 'udp'",
 				"rdma_exchange.fabric_address = '127.0.0.1:$fabric_port'",
 				"rdma_exchange.cluster_key = '$self->{cluster_key}'",
+				# run-tests.sh runs some tests once per transport design
+				"rdma_exchange.transport_design = '"
+				  . ($ENV{RX_TEST_DESIGN} // 'auto') . "'",
 				"max_connections = 100",
 				"shared_buffers = 32MB",
 				"max_worker_processes = 16",

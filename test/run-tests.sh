@@ -6,8 +6,12 @@
 #   bash test/run-tests.sh [NAME...]
 #
 # NAMEs restrict the run to those suites (sql/NAME.sql) and TAP tests
-# (test/t/NAME.pl); 00_setup runs before any suite.  Exits non-zero when anything fails; the last line is
-# "N passed, M failed", counting each suite and each TAP file once.
+# (test/t/NAME.pl); 00_setup runs before any suite.  The differential suite
+# runs once more per transport design (20_differential[DESIGN], in a
+# database of its own with rdma_exchange.transport_design set), and the
+# failure tests once more per design over reliable connections
+# (010_failures[DESIGN]).  Exits non-zero when anything fails; the last line
+# is "N passed, M failed", counting each of those runs once.
 #
 # Everything runs as the test user (rdmax when started as root), from a
 # copy of sql/, expected/ and test/ in a fresh directory under /tmp, since
@@ -27,6 +31,8 @@
 #
 # Environment:
 #   PGBIN         PostgreSQL bindir (default: $(pg_config --bindir))
+#   RX_TEST_DESIGNS  transport designs of those extra runs (default:
+#                 "sesq_sr semq_sr semq_rd semq_wr"; empty: none)
 #   RX_TEST_PORT  base port of the cluster (default: the first free one
 #                 from 55632); members use PORT..PORT+2, fabric PORT+100..
 #   RX_TAP_PORTS  LOW-HIGH: port range for TAP clusters (see RxCluster.pm)
@@ -51,6 +57,9 @@ done
 # --- what to run -----------------------------------------------------------
 regress_tests=()
 tap_tests=()
+# every transport design runs the differential suite and, the designs over
+# reliable connections, the failure tests (RX_TEST_DESIGNS to narrow)
+read -r -a designs <<< "${RX_TEST_DESIGNS-sesq_sr semq_sr semq_rd semq_wr}"
 wanted() {
 	local n
 	[ ${#selection[@]} -eq 0 ] && return 0
@@ -165,6 +174,33 @@ if [ ${#regress_tests[@]} -gt 0 ]; then
 			failed_names+=("$t")
 		fi
 	done
+	# the differential suite once more with every transport design, each
+	# in a database of its own
+	for design in "${designs[@]}"; do
+		wanted 20_differential || break
+		[ $regress_ok = 1 ] || break
+		name="20_differential[$design]"
+		mkdir -p "$work/regress/$design"
+		[ "$(id -u)" -eq 0 ] && chown "$RX_TEST_USER:" "$work/regress/$design"
+		set +e
+		bash "$here/cluster.sh" start "$cluster" "$nmembers" "$base" "regression_$design" >/dev/null &&
+			rx_as_user_in "$work/regress/$design" env "${member_env[@]}" PGHOST="$cluster" PGPORT="$base" \
+				PGOPTIONS="-c rdma_exchange.transport_design=$design" \
+				"$pg_regress" --use-existing --dbname="regression_$design" \
+				--host="$cluster" --port="$base" --bindir="$PGBIN" \
+				--inputdir="$work/src" --outputdir="$work/regress/$design" \
+				00_setup 20_differential 2>&1 | tee "$work/regress/$design/pg_regress.out"
+		set -e
+		if grep -Eq "^(test +|ok +[0-9]+ +[-+] +| +)20_differential +(\.\.\. ok|[0-9]+ ms)" \
+			"$work/regress/$design/pg_regress.out" 2>/dev/null; then
+			passed=$((passed + 1))
+		else
+			failed=$((failed + 1))
+			failed_names+=("$name")
+			[ -s "$work/regress/$design/regression.diffs" ] &&
+				cat "$work/regress/$design/regression.diffs" >> "$work/regress/regression.diffs"
+		fi
+	done
 	if [ -s "$work/regress/regression.diffs" ]; then
 		section "regression.diffs"
 		head -n 3000 "$work/regress/regression.diffs"
@@ -185,13 +221,26 @@ tap_env=(
 	TESTDIR="$work/tap"
 )
 [ -n "${RX_TAP_PORTS:-}" ] && tap_env+=(RX_TAP_PORTS="$RX_TAP_PORTS")
+# the failure tests once more with each design over reliable connections
+tap_runs=()
 for t in "${tap_tests[@]}"; do
-	section "TAP: $t"
-	if rx_as_user_in "$work/src/test" env "${tap_env[@]}" prove -v "t/$t.pl"; then
+	tap_runs+=("$t")
+	if [ "$t" = 010_failures ]; then
+		for design in "${designs[@]}"; do
+			[ "$design" = sesq_sr ] || tap_runs+=("$t:$design")
+		done
+	fi
+done
+for run in "${tap_runs[@]}"; do
+	t=${run%%:*}
+	design=auto
+	[ "$run" = "$t" ] || design=${run#*:}
+	section "TAP: $t (transport design $design)"
+	if rx_as_user_in "$work/src/test" env "${tap_env[@]}" RX_TEST_DESIGN="$design" prove -v "t/$t.pl"; then
 		passed=$((passed + 1))
 	else
 		failed=$((failed + 1))
-		failed_names+=("$t")
+		failed_names+=("$t[$design]")
 		for f in "$work/tap/tmp_check/log/regress_log_$t" "$work/tap/tmp_check/log/${t}_"*.log; do
 			[ -f "$f" ] || continue
 			section "$f (last 60 lines)"
