@@ -188,8 +188,9 @@ LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
 -- The shared buffer pool, one row per size class (small: datagram design,
 -- large: designs over reliable connections): size, how many buffers are in
--- each state, the most ever in use and how often buffers were taken from
--- and given back to the free list since start-up.  An idle server has every
+-- each state, how many free ones are promised to queries with a fixed
+-- rdma_exchange.buffer_depth, the most ever in use and how often buffers
+-- were taken from and given back to the free list since start-up.  An idle server has every
 -- buffer free except recv_posted_buffers (and, for peer_timeout after a
 -- query ended early, quarantined_buffers that a peer could still reach).
 CREATE FUNCTION rdma_exchange.buffer_pool_stats(
@@ -205,6 +206,7 @@ CREATE FUNCTION rdma_exchange.buffer_pool_stats(
 	OUT wait_buffers bigint,
 	OUT consume_buffers bigint,
 	OUT quarantined_buffers bigint,
+	OUT reserved_buffers bigint,
 	OUT peak_buffers bigint,
 	OUT grows bigint,
 	OUT shrinks bigint)
@@ -236,6 +238,25 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'rx_transport_selftest'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION rdma_exchange.transport_selftest(bigint, bigint, int, text[], bigint, int, int[], int[], int, bigint, text) FROM PUBLIC;
+
+-- The exchange operator's data path without the planner
+-- (src/exec/shuffle_selftest.c), for bench/shuffle: every participant calls
+-- it at the same time on its own member with the same query id, token and
+-- member addresses; it sends every row of its local table rel either to the
+-- member the hash of the row's first column names (mode repartition; rows
+-- for itself stay) or to every other member (mode broadcast), over one
+-- transport design, receives the others' rows, and reports rows and bytes
+-- moved, the time from its first row to its last received row, and the
+-- most buffers its streams held at once.
+CREATE FUNCTION rdma_exchange.shuffle_selftest(
+	query_id bigint, token bigint, self int, addrs text[], rel regclass,
+	mode text, design text,
+	OUT rows_sent bigint, OUT rows_kept bigint, OUT rows_received bigint,
+	OUT bytes_sent bigint, OUT seconds float8, OUT peak_buffers bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'rx_shuffle_selftest'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION rdma_exchange.shuffle_selftest(bigint, bigint, int, text[], regclass, text, text) FROM PUBLIC;
 
 -- ===== fragment execution (src/cluster/dispatch.c, src/cluster/fragment.c) =====
 

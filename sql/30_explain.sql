@@ -33,6 +33,7 @@ BEGIN
     line := regexp_replace(line, '[0-9]+ bytes', 'N bytes', 'g');
     line := regexp_replace(line, '[0-9]+ messages', 'N messages', 'g');
     line := regexp_replace(line, '[0-9]+ retransmits', 'N retransmits', 'g');
+    line := regexp_replace(line, 'peak [0-9]+ buffers', 'peak N buffers', 'g');
     line := regexp_replace(line, '[0-9]+(\.[0-9]+)? ms', 'N ms', 'g');
     line := regexp_replace(line, 'Memory Usage: [0-9]+kB', 'Memory Usage: NkB', 'g');
     line := regexp_replace(line, 'Buckets: [0-9]+ +Batches: [0-9]+', 'Buckets: N  Batches: N', 'g');

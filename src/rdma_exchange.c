@@ -35,6 +35,7 @@ int			rx_reliable_provider = RX_PROVIDER_AUTO;
 int			rx_transport_design = RX_DESIGN_AUTO;
 int			rx_reliable_window = 8;
 int			rx_credit_writeback = 2;
+int			rx_buffer_depth = 0;
 int			rx_retransmit_timeout = 20;
 char	   *rx_cluster_key = NULL;
 int			rx_connect_timeout = 10;
@@ -138,6 +139,11 @@ _PG_init(void)
 							"Receives after which a receiver of a reliable design writes credit back to the sender.",
 							NULL, &rx_credit_writeback, 2, 1, 1024,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("rdma_exchange.buffer_depth",
+							"Buffers of each stream: 0 takes them from the pool as the traffic needs them (adaptive); N reserves N per stream for the query and makes N the credit window (fixed, for comparison).",
+							NULL, &rx_buffer_depth, 0, 0, 1024,
+							PGC_USERSET, 0, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("rdma_exchange.max_ports",
 							"Backends of this server that can take part in distributed queries at once.",

@@ -62,6 +62,7 @@ extern int	rx_reliable_provider;
 extern int	rx_transport_design;	/* RxDesign */
 extern int	rx_reliable_window;		/* messages in flight per reliable stream */
 extern int	rx_credit_writeback;	/* reliable: credit every k receives */
+extern int	rx_buffer_depth;		/* 0: adaptive pool; N: N per stream */
 extern int	rx_retransmit_timeout;	/* ms */
 extern char *rx_cluster_key;
 extern int	rx_connect_timeout;		/* s, libpq connections to members */

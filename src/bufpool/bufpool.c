@@ -33,6 +33,7 @@ typedef struct BufClass
 	int32		free_head;
 	int32		nfree;
 	int32		low_water;		/* fewest free since start-up */
+	int32		reserved;		/* free buffers promised to fixed-depth ports */
 	uint64		grows;			/* buffers taken from the free list */
 	uint64		shrinks;		/* buffers given back */
 } BufClass;
@@ -219,14 +220,14 @@ bufpool_region(Size *len)
 
 int
 bufpool_get(int cls, RxBufState state, int owner, uint32 owner_gen,
-			int reserve)
+			int reserve, bool reserved_ok)
 {
 	BufClass   *cl = &pool->classes[cls];
 	int			id;
 	RxBufDesc  *d;
 
 	SpinLockAcquire(&pool->lock);
-	if (cl->nfree <= reserve)
+	if (cl->nfree - (reserved_ok ? 0 : cl->reserved) <= reserve)
 	{
 		SpinLockRelease(&pool->lock);
 		return -1;
@@ -280,6 +281,28 @@ bufpool_nfree(int cls)
 }
 
 int
+bufpool_reserve(int cls, int n, int keep)
+{
+	BufClass   *cl = &pool->classes[cls];
+	int			granted;
+
+	SpinLockAcquire(&pool->lock);
+	granted = Max(0, Min(n, cl->nfree - cl->reserved - keep));
+	cl->reserved += granted;
+	SpinLockRelease(&pool->lock);
+	return granted;
+}
+
+void
+bufpool_unreserve(int cls, int n)
+{
+	SpinLockAcquire(&pool->lock);
+	pool->classes[cls].reserved -= n;
+	Assert(pool->classes[cls].reserved >= 0);
+	SpinLockRelease(&pool->lock);
+}
+
+int
 bufpool_free_owned(int owner, uint32 owner_gen, uint32 state_mask)
 {
 	int			n = 0;
@@ -330,6 +353,7 @@ bufpool_count_states(int cls, uint64 *counts, RxBufClassStats *stats)
 	stats->nbuffers = cl->nbuffers;
 	stats->buffer_size = cl->buffer_size;
 	stats->nfree = cl->nfree;
+	stats->reserved = cl->reserved;
 	stats->low_water = cl->low_water;
 	stats->grows = cl->grows;
 	stats->shrinks = cl->shrinks;

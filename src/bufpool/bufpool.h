@@ -55,6 +55,7 @@ typedef struct RxBufClassStats
 	Size		buffer_size;
 	int			nfree;
 	int			low_water;		/* fewest free buffers since start-up */
+	int			reserved;		/* promised to fixed-depth ports */
 	uint64		grows;			/* buffers taken */
 	uint64		shrinks;		/* buffers given back */
 } RxBufClassStats;
@@ -93,9 +94,17 @@ extern char *bufpool_region(Size *len);
  * receiving).
  */
 extern int	bufpool_get(int cls, RxBufState state, int owner, uint32 owner_gen,
-						int reserve);
+						int reserve, bool reserved_ok);
 extern void bufpool_put(int id);
 extern int	bufpool_nfree(int cls);
+
+/*
+ * Fixed depth (rdma_exchange.buffer_depth): promise up to n free buffers of
+ * a class to a port, leaving at least keep; returns how many were
+ * promised.  Only gets with reserved_ok may take promised buffers.
+ */
+extern int	bufpool_reserve(int cls, int n, int keep);
+extern void bufpool_unreserve(int cls, int n);
 
 /* free every buffer of a port in one of the given states; returns count */
 extern int	bufpool_free_owned(int owner, uint32 owner_gen, uint32 state_mask);

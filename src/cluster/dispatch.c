@@ -59,7 +59,8 @@ struct RxDispatch
 static const char *const shipped_gucs[] = {
 	"DateStyle", "IntervalStyle", "TimeZone", "extra_float_digits",
 	"work_mem", "bytea_output", "lc_monetary", "lc_numeric", "lc_time",
-	"standard_conforming_strings", "enable_hashagg", "jit"
+	"standard_conforming_strings", "enable_hashagg", "jit",
+	"rdma_exchange.buffer_depth"
 };
 
 /*
@@ -684,11 +685,11 @@ merge_report(RxDispatch *d, int member, const char *report, List *states)
 						? &((RxShuffleState *) ps)->stats
 						: &((RxReceiveState *) ps)->stats;
 					RxMemberStats *ms = &st->member[member];
-					unsigned long long v[7];
+					unsigned long long v[8];
 
-					if (sscanf(line, "X %*d %llu %llu %llu %lf %llu %llu %llu %lf %llu",
+					if (sscanf(line, "X %*d %llu %llu %llu %lf %llu %llu %llu %lf %llu %llu",
 							   &v[0], &v[1], &v[2], &ms->sent.wait_ms,
-							   &v[3], &v[4], &v[5], &ms->recv.wait_ms, &v[6]) != 9)
+							   &v[3], &v[4], &v[5], &ms->recv.wait_ms, &v[6], &v[7]) != 10)
 						break;
 					ms->sent.rows = v[0];
 					ms->sent.bytes = v[1];
@@ -697,6 +698,7 @@ merge_report(RxDispatch *d, int member, const char *report, List *states)
 					ms->recv.bytes = v[4];
 					ms->recv.msgs = v[5];
 					ms->retransmits = v[6];
+					ms->peak_buffers = v[7];
 					st->valid = true;
 					st->nmembers = d->nmembers;
 					for (int m = 0; m < d->nmembers; m++)
@@ -717,6 +719,7 @@ rx_dispatch_finish(RxDispatch *d, bool stop)
 	RxReceiveState *r = d->receive;
 	List	   *states = NIL;
 	RxHubCounters counters[RX_MAX_MEMBERS];
+	RxStreamStats tstats[RX_MAX_MEMBERS];
 
 	if (stop)
 		rx_request_stop(d->port, r->info.exchange_id);
@@ -732,14 +735,16 @@ rx_dispatch_finish(RxDispatch *d, bool stop)
 		d->done[m] = true;
 	}
 
-	/* the coordinator's own view of the exchange */
+	/* the coordinator's own view of the exchange, per source member */
 	rx_hub_counters(d->hub, r->info.exchange_id, false, counters);
+	rx_exchange_stats(d->port, r->info.exchange_id, false, tstats);
 	r->stats.valid = true;
 	r->stats.nmembers = d->nmembers;
 	for (int m = 0; m < d->nmembers; m++)
 	{
 		strlcpy(r->stats.member_names[m], d->members[m].name, NAMEDATALEN);
 		r->stats.member[m].recv = counters[m];
+		r->stats.member[m].peak_buffers = tstats[m].peak;
 	}
 
 	/* every member's instrumentation into the fragment's plan states */

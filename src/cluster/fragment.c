@@ -187,6 +187,7 @@ report_exchange(PlanState *ps, RxPort *port, int nmembers, StringInfo out)
 	RxHubCounters sent = {0},
 				recv = {0};
 	uint64		retransmits = 0;
+	uint64		peak = 0;
 	int			exchange_id;
 	bool		is_shuffle = rx_is_shuffle(ps->plan);
 
@@ -207,19 +208,20 @@ report_exchange(PlanState *ps, RxPort *port, int nmembers, StringInfo out)
 	}
 	if (!is_shuffle)
 		recv.wait_ms = ((RxReceiveState *) ps)->data_wait_ms;
-	if (is_shuffle)
+	/* buffers: the sum of the streams' peaks, an upper bound of the peak */
+	rx_exchange_stats(port, exchange_id, is_shuffle, tstats);
+	for (int m = 0; m < nmembers; m++)
 	{
-		rx_exchange_stats(port, exchange_id, true, tstats);
-		for (int m = 0; m < nmembers; m++)
-			retransmits += tstats[m].retransmits;
+		retransmits += tstats[m].retransmits;
+		peak += tstats[m].peak;
 	}
-	appendStringInfo(out, "X %d %llu %llu %llu %.3f %llu %llu %llu %.3f %llu\n",
+	appendStringInfo(out, "X %d %llu %llu %llu %.3f %llu %llu %llu %.3f %llu %llu\n",
 					 ps->plan->plan_node_id,
 					 (unsigned long long) sent.rows, (unsigned long long) sent.bytes,
 					 (unsigned long long) sent.msgs, sent.wait_ms,
 					 (unsigned long long) recv.rows, (unsigned long long) recv.bytes,
 					 (unsigned long long) recv.msgs, recv.wait_ms,
-					 (unsigned long long) retransmits);
+					 (unsigned long long) retransmits, (unsigned long long) peak);
 }
 
 typedef struct ReportContext

@@ -260,6 +260,8 @@ rx_explain_member_stats(RxExchangeNodeStats *stats, bool send, bool recv,
 				if (es->timing)
 					appendStringInfo(&line, ", data wait %.3f ms", ms->recv.wait_ms);
 			}
+			appendStringInfo(&line, ", peak %llu buffers",
+							 (unsigned long long) ms->peak_buffers);
 			ExplainPropertyText("Member", line.data + strlen("member "), es);
 			pfree(line.data);
 		}
@@ -285,6 +287,7 @@ rx_explain_member_stats(RxExchangeNodeStats *stats, bool send, bool recv,
 				if (es->timing)
 					ExplainPropertyFloat("Data Wait", "ms", ms->recv.wait_ms, 3, es);
 			}
+			ExplainPropertyUInteger("Peak Buffers", NULL, ms->peak_buffers, es);
 			ExplainCloseGroup("Member", NULL, true, es);
 		}
 	}

@@ -25,6 +25,7 @@ typedef struct RxMemberStats
 	RxHubCounters sent;
 	RxHubCounters recv;
 	uint64		retransmits;
+	uint64		peak_buffers;	/* most buffers its streams held at once */
 } RxMemberStats;
 
 typedef struct RxExchangeNodeStats

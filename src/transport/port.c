@@ -269,6 +269,12 @@ validate_spec(const RxPortSpec *spec)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("a plan fragment may take part in at most %d exchanges",
 						RX_MAX_EXCHANGES)));
+}
+
+/* every design of the port runs on an endpoint the worker has opened */
+static void
+check_designs(const RxPortSpec *spec)
+{
 	for (int i = 0; i < spec->nrecv + spec->nsend; i++)
 	{
 		bool		recv = i < spec->nrecv;
@@ -318,11 +324,22 @@ reset_port(RxPort *port, const RxPortSpec *spec)
 	port->owner_pid = MyProcPid;
 	port->owner_latch = MyLatch;
 	memcpy(&port->spec, spec, sizeof(RxPortSpec));
-	/* datagrams: credit every window/4; reliable designs: the paper's k */
+	/*
+	 * The credit window of each receive stream: the fixed depth, or the
+	 * design's window.  Credit goes back every window/4 messages over
+	 * datagrams, every k (the paper's write-back) over reliable designs.
+	 */
+	port->depth = rx_buffer_depth;
 	for (int i = 0; i < spec->nrecv; i++)
-		port->recv_ack_every[i] = spec->recv_designs[i] == RX_DESIGN_SESQ_SR ?
-			Max(1, rx_credit_window / 4) :
-			Min(rx_credit_writeback, rx_reliable_window);
+	{
+		bool		dgram = spec->recv_designs[i] == RX_DESIGN_SESQ_SR;
+		int			window = port->depth > 0 ? port->depth :
+			dgram ? rx_credit_window : rx_reliable_window;
+
+		port->recv_window[i] = window;
+		port->recv_ack_every[i] = dgram ? Max(1, window / 4) :
+			Max(1, Min(rx_credit_writeback, window));
+	}
 	rx_buflist_init(&port->queue);
 	rx_buflist_init(&port->submit);
 	port->stop_request = 0;
@@ -344,6 +361,7 @@ reset_port(RxPort *port, const RxPortSpec *spec)
 			pg_atomic_write_u32(&ss->flags, 0);
 			ss->pending = -1;
 			ss->next_seq = 0;
+			ss->peak = 0;
 			ss->msgs = ss->bytes = 0;
 			ss->eos = false;
 		}
@@ -356,6 +374,7 @@ reset_port(RxPort *port, const RxPortSpec *spec)
 			pg_atomic_write_u64(&rs->consumed, 0);
 			pg_atomic_write_u64(&rs->advertised, 0);
 			pg_atomic_write_u64(&rs->duplicates, 0);
+			pg_atomic_write_u64(&rs->peak, 0);
 			rs->msgs = rs->bytes = 0;
 		}
 }
@@ -369,6 +388,7 @@ rx_port_open(const RxPortSpec *spec)
 	validate_spec(spec);
 	ensure_callbacks();
 	wait_for_worker();
+	check_designs(spec);
 	if (nlocal == maxlocal)
 	{
 		maxlocal *= 2;
@@ -586,7 +606,8 @@ rx_send_get_buffer(RxPort *port, int exchange_id, int dest, Size *capacity)
 
 	id = bufpool_get(rx_design_class(design), RX_BUF_POPULATE, port->slot,
 					 port->generation,
-					 rx_shared->recv_reserve[rx_design_class(design)]);
+					 rx_shared->recv_reserve[rx_design_class(design)],
+					 port->depth > 0);
 	if (id < 0)
 	{
 		pg_atomic_fetch_or_u32(&ss->flags, RX_SS_WANT_BUFFER);
@@ -633,6 +654,7 @@ rx_send_submit(RxPort *port, int exchange_id, int dest, Size len,
 	w->flags = RX_LE16(flags & (RX_MSG_EOS | RX_MSG_FRAGMENT));
 	ss->pending = -1;
 	ss->next_seq++;
+	ss->peak = Max(ss->peak, ss->next_seq - pg_atomic_read_u64(&ss->acked));
 	ss->msgs++;
 	ss->bytes += len;
 	if (flags & RX_MSG_EOS)
@@ -785,6 +807,7 @@ rx_exchange_stats(RxPort *port, int exchange_id, bool send,
 			per_member[m].msgs = ss->msgs;
 			per_member[m].bytes = ss->bytes;
 			per_member[m].retransmits = pg_atomic_read_u64(&ss->retransmits);
+			per_member[m].peak = ss->peak;
 		}
 		else
 		{
@@ -793,6 +816,7 @@ rx_exchange_stats(RxPort *port, int exchange_id, bool send,
 			per_member[m].msgs = rs->msgs;
 			per_member[m].bytes = rs->bytes;
 			per_member[m].duplicates = pg_atomic_read_u64(&rs->duplicates);
+			per_member[m].peak = pg_atomic_read_u64(&rs->peak);
 		}
 	}
 }

@@ -85,6 +85,7 @@ transport_shmem_startup(void)
 				pg_atomic_init_u64(&p->recv[s].consumed, 0);
 				pg_atomic_init_u64(&p->recv[s].advertised, 0);
 				pg_atomic_init_u64(&p->recv[s].duplicates, 0);
+				pg_atomic_init_u64(&p->recv[s].peak, 0);
 			}
 		}
 	}

@@ -63,6 +63,7 @@ typedef struct RxSendStream
 	pg_atomic_uint32 flags;		/* RX_SS_* */
 	int32		pending;		/* backend: buffer between get and submit */
 	uint64		next_seq;		/* backend: messages submitted */
+	uint64		peak;			/* backend: most messages unacknowledged */
 	uint64		msgs;			/* backend */
 	uint64		bytes;			/* backend */
 	bool		eos;			/* backend: EOS submitted */
@@ -74,6 +75,7 @@ typedef struct RxRecvStream
 	pg_atomic_uint64 consumed;	/* backend: messages released */
 	pg_atomic_uint64 advertised;	/* worker: consumed in the last credit */
 	pg_atomic_uint64 duplicates;	/* worker */
+	pg_atomic_uint64 peak;		/* worker: most messages delivered, unconsumed */
 	uint64		msgs;			/* backend */
 	uint64		bytes;			/* backend */
 } RxRecvStream;
@@ -87,6 +89,8 @@ struct RxPort
 	int			owner_pid;
 	Latch	   *owner_latch;
 	RxPortSpec	spec;
+	int			depth;			/* rdma_exchange.buffer_depth of the query */
+	int			recv_window[RX_MAX_EXCHANGES];	/* credit window, messages */
 	int			recv_ack_every[RX_MAX_EXCHANGES];	/* credit every k messages */
 
 	RxBufList	queue;			/* delivered messages, state WAIT */

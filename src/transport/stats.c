@@ -108,8 +108,8 @@ rx_buffer_pool_stats(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	for (int cls = 0; cls < RX_BUF_NCLASSES; cls++)
 	{
-		Datum		values[15];
-		bool		nulls[15];
+		Datum		values[16];
+		bool		nulls[16];
 		uint64		counts[RX_BUF_NSTATES];
 		RxBufClassStats st;
 		int			e = cls == RX_BUF_SMALL ? RX_EP_DGRAM : RX_EP_RELIABLE;
@@ -133,6 +133,7 @@ rx_buffer_pool_stats(PG_FUNCTION_ARGS)
 		values[i++] = Int64GetDatum(counts[RX_BUF_WAIT]);
 		values[i++] = Int64GetDatum(counts[RX_BUF_CONSUME]);
 		values[i++] = Int64GetDatum(counts[RX_BUF_QUARANTINE]);
+		values[i++] = Int64GetDatum(st.reserved);
 		values[i++] = Int64GetDatum(st.nbuffers - st.low_water);
 		values[i++] = Int64GetDatum((int64) st.grows);
 		values[i++] = Int64GetDatum((int64) st.shrinks);

@@ -123,6 +123,7 @@ typedef struct RxStreamStats
 	uint64		bytes;
 	uint64		retransmits;	/* sender side */
 	uint64		duplicates;		/* receiver side: dropped duplicates */
+	uint64		peak;			/* most buffers the stream held at once */
 } RxStreamStats;
 
 /* sums over all streams of one exchange, per peer member */

@@ -172,6 +172,7 @@ typedef struct WPort
 	int			nsend;
 	int			nrecv;
 	bool		uses_ep[RX_NEPS];
+	int			reserved[RX_BUF_NCLASSES];	/* fixed depth: promised buffers */
 	RxFabricAddr addr[RX_NEPS][RX_MAX_MEMBERS];
 	WSend	   *send;			/* [nsend * nmembers] */
 	WRecv	   *recv;			/* [nrecv * nmembers] */
@@ -609,6 +610,13 @@ deliver(WPort *w, int ridx, int src, int b, uint16 flags)
 	SpinLockRelease(&p->mutex);
 	wr->next++;
 	pg_atomic_write_u64(&p->recv[RX_STREAM(ridx, src)].delivered, wr->next);
+	{
+		RxRecvStream *rs = &p->recv[RX_STREAM(ridx, src)];
+		uint64		held = wr->next - pg_atomic_read_u64(&rs->consumed);
+
+		if (held > pg_atomic_read_u64(&rs->peak))
+			pg_atomic_write_u64(&rs->peak, held);
+	}
 	if (flags & RX_MSG_EOS)
 	{
 		wr->eos_done = true;
@@ -764,7 +772,8 @@ lend_buffers(WPort *w, WRecv *wr, int ridx, int src, uint64 credit)
 	while (wr->lent < credit)
 	{
 		int			b = bufpool_get(RX_BUF_LARGE, RX_BUF_LENT, w->sh->slot,
-									w->gen, rx_shared->recv_reserve[RX_BUF_LARGE]);
+									w->gen, rx_shared->recv_reserve[RX_BUF_LARGE],
+									w->sh->depth > 0);
 
 		if (b < 0)
 			break;
@@ -1408,7 +1417,7 @@ handle_datagram(int b, Size len, int e)
 	}
 	if (fault(rx_fault_duplicate_percent))
 	{
-		int			copy = bufpool_get(RX_BUF_SMALL, RX_BUF_WAIT, RX_BUF_NO_OWNER, 0, 0);
+		int			copy = bufpool_get(RX_BUF_SMALL, RX_BUF_WAIT, RX_BUF_NO_OWNER, 0, 0, true);
 
 		if (copy >= 0)
 		{
@@ -1536,7 +1545,7 @@ post_receives(void)
 
 		while (ep_open[e] && nposted[e] < recv_target[e])
 		{
-			int			b = bufpool_get(cls, RX_BUF_RECV_POSTED, RX_BUF_NO_OWNER, 0, 0);
+			int			b = bufpool_get(cls, RX_BUF_RECV_POSTED, RX_BUF_NO_OWNER, 0, 0, true);
 			char	   *buf;
 			int			ret;
 
@@ -1662,7 +1671,7 @@ open_port(int slot)
 
 		wr->design = spec->recv_designs[i / w->nmembers];
 		wr->ep = rx_design_ep(wr->design);
-		wr->window = wr->design == RX_DESIGN_SESQ_SR ? rx_credit_window : rx_reliable_window;
+		wr->window = p->recv_window[i / w->nmembers];
 		wr->k = p->recv_ack_every[i / w->nmembers];
 		if (wr->design == RX_DESIGN_SEMQ_WR)
 		{
@@ -1679,6 +1688,25 @@ open_port(int slot)
 	if (state == RX_PORT_OPENING)
 		p->state = RX_PORT_OPEN;
 	SpinLockRelease(&p->mutex);
+
+	/*
+	 * Fixed depth: promise depth buffers to each stream with another member,
+	 * both directions, as a static partition of registered memory would;
+	 * what the pool cannot promise it does not (the streams then wait for
+	 * buffers like any other).
+	 */
+	if (p->depth > 0)
+	{
+		int			want[RX_BUF_NCLASSES] = {0};
+
+		for (int i = 0; i < w->nrecv; i++)
+			want[rx_design_class(spec->recv_designs[i])] += p->depth * (w->nmembers - 1);
+		for (int i = 0; i < w->nsend; i++)
+			want[rx_design_class(spec->send_designs[i])] += p->depth * (w->nmembers - 1);
+		for (int c = 0; c < RX_BUF_NCLASSES; c++)
+			if (want[c] > 0)
+				w->reserved[c] = bufpool_reserve(c, want[c], rx_shared->recv_reserve[c]);
+	}
 
 	w->active = true;
 	active[nactive++] = slot;
@@ -1741,6 +1769,9 @@ close_port(int slot)
 						quarantine_buffer(wr->lent_ring[s]);
 				}
 		}
+		for (int c = 0; c < RX_BUF_NCLASSES; c++)
+			if (w->reserved[c] > 0)
+				bufpool_unreserve(c, w->reserved[c]);
 		MemoryContextDelete(w->cxt);
 		remember_closed(w);
 		for (int a = 0; a < nactive; a++)
