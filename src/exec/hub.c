@@ -58,6 +58,7 @@ typedef struct HubExchange
 	TupleTableSlot *slot;		/* minimal slot to move tuples into queues */
 	HubSource	src[RX_MAX_MEMBERS];
 	HubSend		dst[RX_MAX_MEMBERS];
+	HubSend		bcast;			/* RX_BROADCAST: one stream to all others */
 	int			next_source;	/* round robin for unordered reads */
 } HubExchange;
 
@@ -181,17 +182,35 @@ rx_hub_register_receive(RxHub *hub, int exchange_id, TupleDesc tupdesc)
  * ---------------------------------------------------------------------
  */
 
+static inline HubSend *
+hub_send_of(HubExchange *x, int dest)
+{
+	return dest == RX_BROADCAST ? &x->bcast : &x->dst[dest];
+}
+
+/*
+ * Count what went to dest; a broadcast went to every other member, and is
+ * counted for each of them, as if sent to each
+ */
+#define FOR_EACH_DEST(hub, dest, d) \
+	for (int d = ((dest) == RX_BROADCAST ? 0 : (dest)); \
+		 d < ((dest) == RX_BROADCAST ? (hub)->nmembers : (dest) + 1); d++) \
+		if ((dest) != RX_BROADCAST || d != (hub)->self)
+
 /* submit the stream's current buffer, if any */
 static void
 hub_submit(RxHub *hub, HubExchange *x, int dest, uint16 flags)
 {
-	HubSend    *s = &x->dst[dest];
+	HubSend    *s = hub_send_of(x, dest);
 
 	if (s->midtuple)
 		flags |= RX_MSG_FRAGMENT;
 	rx_send_submit(hub->port, x->exchange_id, dest, s->used, flags);
-	s->counters.msgs++;
-	s->counters.bytes += s->used;
+	FOR_EACH_DEST(hub, dest, d)
+	{
+		x->dst[d].counters.msgs++;
+		x->dst[d].counters.bytes += s->used;
+	}
 	s->buf = NULL;
 	s->cap = s->used = 0;
 }
@@ -203,7 +222,7 @@ hub_submit(RxHub *hub, HubExchange *x, int dest, uint16 flags)
 static bool
 hub_try_buffer(RxHub *hub, HubExchange *x, int dest)
 {
-	HubSend    *s = &x->dst[dest];
+	HubSend    *s = hub_send_of(x, dest);
 
 	if (s->buf != NULL)
 		return true;
@@ -240,7 +259,8 @@ hub_get_buffer(RxHub *hub, HubExchange *x, int dest)
 	{
 		INSTR_TIME_SET_CURRENT(elapsed);
 		INSTR_TIME_SUBTRACT(elapsed, start);
-		x->dst[dest].counters.wait_ms += INSTR_TIME_GET_MILLISEC(elapsed);
+		FOR_EACH_DEST(hub, dest, d)
+			x->dst[d].counters.wait_ms += INSTR_TIME_GET_MILLISEC(elapsed);
 	}
 	return true;
 }
@@ -249,7 +269,7 @@ static void
 hub_write(RxHub *hub, HubExchange *x, int dest, const char *data, Size len,
 		  bool last_part)
 {
-	HubSend    *s = &x->dst[dest];
+	HubSend    *s = hub_send_of(x, dest);
 
 	while (len > 0)
 	{
@@ -274,17 +294,18 @@ rx_hub_send_tuple(RxHub *hub, int exchange_id, int dest, MinimalTuple tuple)
 	HubExchange *x = hub_exchange(hub, exchange_id, true);
 	uint32		len = tuple->t_len;
 
-	Assert(dest >= 0 && dest < hub->nmembers);
+	Assert(dest == RX_BROADCAST || (dest >= 0 && dest < hub->nmembers));
 	hub_write(hub, x, dest, (const char *) &len, sizeof(len), false);
 	hub_write(hub, x, dest, (const char *) tuple, len, true);
-	x->dst[dest].counters.rows++;
+	FOR_EACH_DEST(hub, dest, d)
+		x->dst[d].counters.rows++;
 }
 
 void
 rx_hub_send_eos(RxHub *hub, int exchange_id, int dest)
 {
 	HubExchange *x = hub_exchange(hub, exchange_id, true);
-	HubSend    *s = &x->dst[dest];
+	HubSend    *s = hub_send_of(x, dest);
 
 	if (s->eos_sent)
 		return;
@@ -293,6 +314,8 @@ rx_hub_send_eos(RxHub *hub, int exchange_id, int dest)
 
 	s->midtuple = false;
 	hub_submit(hub, x, dest, RX_MSG_EOS);
+	FOR_EACH_DEST(hub, dest, d)
+		x->dst[d].eos_sent = true;
 	s->eos_sent = true;
 }
 
@@ -307,6 +330,8 @@ hub_flush_partial(RxHub *hub)
 		for (int d = 0; d < hub->nmembers; d++)
 			if (x->dst[d].buf != NULL && x->dst[d].used > 0)
 				hub_submit(hub, x, d, 0);
+		if (x->bcast.buf != NULL && x->bcast.used > 0)
+			hub_submit(hub, x, RX_BROADCAST, 0);
 	}
 }
 

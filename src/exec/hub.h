@@ -46,7 +46,7 @@ extern int	rx_hub_nmembers(RxHub *hub);
 extern RxPort *rx_hub_port(RxHub *hub);
 extern const char *rx_hub_member_name(RxHub *hub, int member);
 
-/* sending */
+/* sending; dest RX_BROADCAST: to every other member, in one buffer */
 extern void rx_hub_send_tuple(RxHub *hub, int exchange_id, int dest,
 							  MinimalTuple tuple);
 extern void rx_hub_send_eos(RxHub *hub, int exchange_id, int dest);

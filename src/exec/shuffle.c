@@ -181,6 +181,8 @@ shuffle_finish(RxShuffleState *s)
 
 	if (s->info.route == RX_ROUTE_COORDINATOR)
 		rx_hub_send_eos(s->hub, s->info.exchange_id, rx_fragment_coordinator());
+	else if (s->info.route == RX_ROUTE_BROADCAST && n > 1)
+		rx_hub_send_eos(s->hub, s->info.exchange_id, RX_BROADCAST);
 	else
 		for (int d = 0; d < n; d++)
 			if (d != self)
@@ -250,9 +252,8 @@ shuffle_exec(CustomScanState *node)
 				shuffle_send(s, slot, dest);
 				break;
 			case RX_ROUTE_BROADCAST:
-				for (dest = 0; dest < n; dest++)
-					if (dest != self)
-						shuffle_send(s, slot, dest);
+				if (n > 1)
+					shuffle_send(s, slot, RX_BROADCAST);
 				return slot;
 		}
 	}

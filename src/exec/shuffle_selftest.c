@@ -140,9 +140,7 @@ rx_shuffle_selftest(PG_FUNCTION_ARGS)
 		tuple = ExecFetchSlotMinimalTuple(slot, &free_tuple);
 		if (broadcast)
 		{
-			for (int d = 0; d < nmembers; d++)
-				if (d != self)
-					rx_hub_send_tuple(hub, SELFTEST_EXCHANGE, d, tuple);
+			rx_hub_send_tuple(hub, SELFTEST_EXCHANGE, RX_BROADCAST, tuple);
 			rows_kept++;
 		}
 		else
@@ -162,9 +160,12 @@ rx_shuffle_selftest(PG_FUNCTION_ARGS)
 			pfree(tuple);
 	}
 	table_endscan(scan);
-	for (int d = 0; d < nmembers; d++)
-		if (d != self)
-			rx_hub_send_eos(hub, SELFTEST_EXCHANGE, d);
+	if (broadcast)
+		rx_hub_send_eos(hub, SELFTEST_EXCHANGE, RX_BROADCAST);
+	else
+		for (int d = 0; d < nmembers; d++)
+			if (d != self)
+				rx_hub_send_eos(hub, SELFTEST_EXCHANGE, d);
 
 	/* what the others send: the senders drained it into queues meanwhile */
 	for (;;)

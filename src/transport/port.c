@@ -351,6 +351,8 @@ reset_port(RxPort *port, const RxPortSpec *spec)
 	port->error_exchange = -1;
 	port->error_detail[0] = '\0';
 	for (int s = 0; s < spec->nsend; s++)
+		port->bcast_pending[s] = -1;
+	for (int s = 0; s < spec->nsend; s++)
 		for (int m = 0; m < spec->nmembers; m++)
 		{
 			RxSendStream *ss = &port->send[RX_STREAM(s, m)];
@@ -495,6 +497,12 @@ port_release(RxPort *port, bool wait_long)
 
 	/* buffers taken but never submitted */
 	for (int s = 0; s < port->spec.nsend; s++)
+	{
+		if (port->bcast_pending[s] >= 0)
+		{
+			bufpool_put(port->bcast_pending[s]);
+			port->bcast_pending[s] = -1;
+		}
 		for (int m = 0; m < port->spec.nmembers; m++)
 		{
 			RxSendStream *ss = &port->send[RX_STREAM(s, m)];
@@ -505,6 +513,7 @@ port_release(RxPort *port, bool wait_long)
 				ss->pending = -1;
 			}
 		}
+	}
 
 	SpinLockAcquire(&port->mutex);
 	state = port->state;
@@ -576,33 +585,77 @@ rx_max_payload(int design)
  * ---------------------------------------------------------------------
  */
 
+/* may the stream send its next message?  If not, ask for credit */
+static bool
+stream_has_credit(RxPort *port, RxSendStream *ss)
+{
+	uint32		flags = pg_atomic_read_u32(&ss->flags);
+
+	if ((flags & RX_SS_CLOSED) || ss->next_seq < pg_atomic_read_u64(&ss->credit))
+		return true;
+	if (!(flags & RX_SS_WANT_CREDIT))
+	{
+		pg_atomic_fetch_or_u32(&ss->flags, RX_SS_WANT_CREDIT);
+		rx_port_notify(port, RX_EV_WANT);
+	}
+	return false;
+}
+
+/*
+ * The streams a message to dest goes on: one, or for RX_BROADCAST every
+ * stream of the exchange to another member.  A broadcast message has the
+ * same sequence number on all of them, so an exchange that broadcasts must
+ * not send to single members before (its end of stream may go either way).
+ */
+static int
+send_streams(RxPort *port, int exchange_id, int dest, int *design,
+			 RxSendStream **streams, int32 **pending)
+{
+	int			n = 0;
+
+	if (dest != RX_BROADCAST)
+	{
+		streams[n++] = send_stream(port, exchange_id, dest, design);
+		*pending = &streams[0]->pending;
+		return n;
+	}
+	for (int m = 0; m < port->spec.nmembers; m++)
+		if (m != port->spec.self)
+		{
+			streams[n] = send_stream(port, exchange_id, m, design);
+			if (streams[n]->next_seq != streams[0]->next_seq)
+				elog(ERROR, "exchange %d broadcasts after sending to single members",
+					 exchange_id);
+			n++;
+		}
+	*pending = &port->bcast_pending[send_index(port, exchange_id)];
+	return n;
+}
+
 char *
 rx_send_get_buffer(RxPort *port, int exchange_id, int dest, Size *capacity)
 {
-	RxSendStream *ss;
-	uint32		flags;
+	RxSendStream *streams[RX_MAX_MEMBERS];
+	int32	   *pending;
+	int			nstreams;
 	int			id;
 	char	   *buf;
 	RxHeader	h;
 	int			design;
+	bool		credit = true;
 
 	check_port_open(port);
-	ss = send_stream(port, exchange_id, dest, &design);
+	nstreams = send_streams(port, exchange_id, dest, &design, streams, &pending);
 	*capacity = rx_shared->msg_size[rx_design_ep(design)] - RX_WIRE_HEADER_SIZE;
-	if (ss->pending >= 0)
-		return RX_BUF_PAYLOAD(bufpool_buffer(ss->pending));
+	if (*pending >= 0)
+		return RX_BUF_PAYLOAD(bufpool_buffer(*pending));
+	if (nstreams == 0)
+		elog(ERROR, "exchange %d has no member to broadcast to", exchange_id);
 
-	flags = pg_atomic_read_u32(&ss->flags);
-	if (!(flags & RX_SS_CLOSED) &&
-		ss->next_seq >= pg_atomic_read_u64(&ss->credit))
-	{
-		if (!(flags & RX_SS_WANT_CREDIT))
-		{
-			pg_atomic_fetch_or_u32(&ss->flags, RX_SS_WANT_CREDIT);
-			rx_port_notify(port, RX_EV_WANT);
-		}
+	for (int i = 0; i < nstreams; i++)
+		credit &= stream_has_credit(port, streams[i]);
+	if (!credit)
 		return NULL;
-	}
 
 	id = bufpool_get(rx_design_class(design), RX_BUF_POPULATE, port->slot,
 					 port->generation,
@@ -610,7 +663,7 @@ rx_send_get_buffer(RxPort *port, int exchange_id, int dest, Size *capacity)
 					 port->depth > 0);
 	if (id < 0)
 	{
-		pg_atomic_fetch_or_u32(&ss->flags, RX_SS_WANT_BUFFER);
+		pg_atomic_fetch_or_u32(&streams[0]->flags, RX_SS_WANT_BUFFER);
 		pg_atomic_write_u32(&rx_shared->buffer_waiters, 1);
 		return NULL;
 	}
@@ -624,10 +677,10 @@ rx_send_get_buffer(RxPort *port, int exchange_id, int dest, Size *capacity)
 	h.token = port->spec.token;
 	h.exchange_id = exchange_id;
 	h.src_member = port->spec.self;
-	h.dst_member = dest;
-	h.seq = ss->next_seq;
+	h.dst_member = dest == RX_BROADCAST ? RX_WIRE_ALL : dest;
+	h.seq = streams[0]->next_seq;
 	rx_header_encode(&h, (RxWireHeader *) RX_BUF_HEADER(buf));
-	ss->pending = id;
+	*pending = id;
 	return RX_BUF_PAYLOAD(buf);
 }
 
@@ -635,14 +688,16 @@ void
 rx_send_submit(RxPort *port, int exchange_id, int dest, Size len,
 			   uint16 flags)
 {
-	RxSendStream *ss;
+	RxSendStream *streams[RX_MAX_MEMBERS];
+	int32	   *pending;
+	int			nstreams;
 	int			id;
 	RxWireHeader *w;
 	int			design;
 
 	check_port_open(port);
-	ss = send_stream(port, exchange_id, dest, &design);
-	id = ss->pending;
+	nstreams = send_streams(port, exchange_id, dest, &design, streams, &pending);
+	id = *pending;
 	if (id < 0)
 		elog(ERROR, "no buffer to submit on exchange %d to member %d",
 			 exchange_id, dest);
@@ -652,13 +707,18 @@ rx_send_submit(RxPort *port, int exchange_id, int dest, Size len,
 	w = (RxWireHeader *) RX_BUF_HEADER(bufpool_buffer(id));
 	w->payload_len = RX_LE32((uint32) len);
 	w->flags = RX_LE16(flags & (RX_MSG_EOS | RX_MSG_FRAGMENT));
-	ss->pending = -1;
-	ss->next_seq++;
-	ss->peak = Max(ss->peak, ss->next_seq - pg_atomic_read_u64(&ss->acked));
-	ss->msgs++;
-	ss->bytes += len;
-	if (flags & RX_MSG_EOS)
-		ss->eos = true;
+	*pending = -1;
+	for (int i = 0; i < nstreams; i++)
+	{
+		RxSendStream *ss = streams[i];
+
+		ss->next_seq++;
+		ss->peak = Max(ss->peak, ss->next_seq - pg_atomic_read_u64(&ss->acked));
+		ss->msgs++;
+		ss->bytes += len;
+		if (flags & RX_MSG_EOS)
+			ss->eos = true;
+	}
 	bufpool_desc(id)->state = RX_BUF_TRANSMIT;
 
 	SpinLockAcquire(&port->mutex);

@@ -28,7 +28,10 @@
  *	                         -1 means every exchange of the query
  *	  28    2   src_member   uint16, member index of the sender of this
  *	                         datagram
- *	  30    2   dst_member   uint16, member index it is addressed to
+ *	  30    2   dst_member   uint16, member index it is addressed to;
+ *	                         0xFFFF in a DATA or PULL sent to every member
+ *	                         but its sender (broadcast: the same message has
+ *	                         the same seq in each of those streams)
  *	  32    8   seq          DATA: sequence number of the message in its
  *	                         stream, from 0;
  *	                         ACK: cumulative acknowledgement: every message
@@ -90,6 +93,7 @@
 #define RX_WIRE_ACK_FLAGS		0x0300
 
 #define RX_WIRE_SACK_BITS		64
+#define RX_WIRE_ALL				0xFFFF	/* dst_member of a broadcast DATA/PULL */
 
 typedef struct RxWireHeader
 {

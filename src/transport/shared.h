@@ -90,6 +90,8 @@ struct RxPort
 	Latch	   *owner_latch;
 	RxPortSpec	spec;
 	int			depth;			/* rdma_exchange.buffer_depth of the query */
+	int32		bcast_pending[RX_MAX_EXCHANGES];	/* backend: broadcast buffer
+													 * between get and submit */
 	int			recv_window[RX_MAX_EXCHANGES];	/* credit window, messages */
 	int			recv_ack_every[RX_MAX_EXCHANGES];	/* credit every k messages */
 

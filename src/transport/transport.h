@@ -74,12 +74,16 @@ extern Size rx_max_payload(int design);
 
 /*
  * Sending, zero copy: get the registered pool buffer for the next message
- * of a stream, fill up to *capacity bytes, then submit it.  Returns NULL
+ * of a stream, fill up to *capacity bytes, then submit it.  dest
+ * RX_BROADCAST sends one buffer to every other member (it needs credit
+ * from all of them, and is recycled once all of them acknowledged it).  Returns NULL
  * when the stream has no credit or the pool has no free buffer right now;
  * the caller then drains its incoming messages and waits (rx_wait) before
  * trying again.  At most one buffer per stream is outstanding between get
  * and submit.
  */
+#define RX_BROADCAST	(-1)
+
 extern char *rx_send_get_buffer(RxPort *port, int exchange_id, int dest,
 								Size *capacity);
 extern void rx_send_submit(RxPort *port, int exchange_id, int dest,

@@ -106,6 +106,8 @@ typedef struct WBuf
 	uint8		tries;			/* retransmissions so far */
 	bool		acked;			/* released: free at send completion */
 	uint8		design;			/* sent buffers: the stream's design */
+	uint32		bcast_mask;		/* broadcast: members yet to acknowledge */
+	uint32		bcast_unsent;	/* broadcast: members not sent to yet */
 	bool		lent;			/* semq_wr: lent to a sender, not written */
 	bool		reading;		/* semq_rd: an RDMA Read into it runs */
 	bool		quarantined;	/* a peer may still read or write it */
@@ -134,6 +136,7 @@ typedef struct WSend
 	bool		closed;
 	int			design;
 	int			ep;
+	int			bcast_pending;	/* broadcast buffers it has not acknowledged */
 	uint64		lent_known;		/* semq_wr: lent buffers heard of */
 	uint64		ack_credit;		/* semq_wr: credit of the latest ACK */
 	RemoteBuf  *ring;			/* semq_wr: [ring_size], by seq */
@@ -175,6 +178,7 @@ typedef struct WPort
 	int			reserved[RX_BUF_NCLASSES];	/* fixed depth: promised buffers */
 	RxFabricAddr addr[RX_NEPS][RX_MAX_MEMBERS];
 	WSend	   *send;			/* [nsend * nmembers] */
+	RxBufList  *bcast;			/* [nsend] broadcast buffers not acknowledged */
 	WRecv	   *recv;			/* [nrecv * nmembers] */
 	uint32		stopped_recv;	/* receive exchanges we asked to stop */
 	bool		wake;			/* set the owner's latch this round */
@@ -187,6 +191,7 @@ typedef struct ClosedPort
 {
 	uint64		query_id;
 	uint64		token;
+	int			self;
 	int			nmembers;
 	int			nrecv;
 	int			recv_exchange_ids[RX_MAX_EXCHANGES];
@@ -423,7 +428,7 @@ send_control(WPort *w, int dst, int e, RxHeader *h)
  * How depends on the stream's design: a datagram or a message, a PULL
  * notice for the receiver to read it, or a write into a lent buffer.
  */
-static void
+static bool
 transmit(WPort *w, WSend *ws, int b, int dst, bool retransmission)
 {
 	char	   *hdr = RX_BUF_HEADER(bufpool_buffer(b));
@@ -460,7 +465,7 @@ transmit(WPort *w, WSend *ws, int b, int dst, bool retransmission)
 					rx_count(RXC_DATAGRAMS_SENT, 1);
 					rx_count(RXC_DATA_SENT, 1);
 					rx_count(RXC_BYTES_SENT, sizeof(wire));
-					return;
+					return true;
 				}
 			}
 			break;
@@ -483,21 +488,22 @@ transmit(WPort *w, WSend *ws, int b, int dst, bool retransmission)
 	{
 		tx_blocked = true;
 		rx_count(RXC_SEND_QUEUE_FULL, 1);
-		return;
+		return false;
 	}
 	if (ret != 0 && design_reliable(ws->design))
-		return;					/* not sent: the next tick tries again */
+		return false;			/* not sent: the next tick tries again */
 	wbufs[b].sent_at = now;
 	if (retransmission && wbufs[b].tries < 255)
 		wbufs[b].tries++;
 	if (ret != 0)
-		return;					/* as if lost: the timer sends it again */
+		return true;			/* as if lost: the timer sends it again */
 	wbufs[b].inflight++;
 	rx_count(RXC_DATAGRAMS_SENT, 1);
 	rx_count(RXC_DATA_SENT, 1);
 	rx_count(RXC_BYTES_SENT, len);
 	if (retransmission)
 		rx_count(RXC_RETRANSMISSIONS, 1);
+	return true;
 }
 
 /*
@@ -572,6 +578,104 @@ drop_unacked(WSend *ws, int b)
 		release_sent(b);
 }
 
+/*
+ * b was acknowledged: remember when it was sent.  A message sent more than
+ * once does not count: the acknowledgement may be for any of its copies
+ * (Karn's rule), and taking the last would make every older message look
+ * lost.
+ */
+static inline void
+rack_update(WSend *ws, int b)
+{
+	if (wbufs[b].tries == 0)
+		ws->rack = Max(ws->rack, wbufs[b].sent_at);
+}
+
+/* ---------------------------------------------------------------------
+ * Broadcast: one buffer, sent on the stream to every other member
+ *
+ * A broadcast buffer has the same sequence number in all those streams.
+ * It waits on its exchange's broadcast list (in sequence order) with a
+ * mask of the members that have not acknowledged it yet and a mask of
+ * those it has not been handed to the provider for; it is recycled when
+ * the last member acknowledged it.  Acknowledgements are cumulative, so
+ * the recycled ones are always a prefix of the list.
+ * ---------------------------------------------------------------------
+ */
+
+/* hand b to the provider for every member it has not gone to yet */
+static void
+transmit_broadcast(WPort *w, int sidx, int b, bool retransmission)
+{
+	WBuf	   *wb = &wbufs[b];
+
+	for (int m = 0; m < w->nmembers && !tx_blocked; m++)
+	{
+		uint32		bit = 1U << m;
+
+		if (!(wb->bcast_unsent & bit) && !(retransmission && (wb->bcast_mask & bit)))
+			continue;
+		if (transmit(w, WSEND(w, sidx, m), b, m, retransmission && !(wb->bcast_unsent & bit)))
+			wb->bcast_unsent &= ~bit;
+	}
+}
+
+static void
+submit_broadcast(WPort *w, int sidx, int b)
+{
+	WBuf	   *wb = &wbufs[b];
+
+	wb->bcast_mask = 0;
+	for (int m = 0; m < w->nmembers; m++)
+		if (m != w->self && !WSEND(w, sidx, m)->closed)
+		{
+			wb->bcast_mask |= 1U << m;
+			WSEND(w, sidx, m)->bcast_pending++;
+		}
+	if (wb->bcast_mask == 0)
+	{
+		bufpool_put(b);
+		return;
+	}
+	wb->bcast_unsent = wb->bcast_mask;
+	bufpool_desc(b)->owner = w->sh->slot;
+	bufpool_desc(b)->owner_gen = w->gen;
+	rx_buflist_push(&w->bcast[sidx], b);
+	if (!tx_blocked)
+		transmit_broadcast(w, sidx, b, false);
+}
+
+/*
+ * Member m no longer needs the broadcast buffers below seq (it acknowledged
+ * them, or seq is UINT64_MAX: its stream closed); recycle what nobody needs
+ */
+static void
+release_broadcast(WPort *w, int sidx, int m, uint64 seq)
+{
+	RxBufList  *l = &w->bcast[sidx];
+	WSend	   *ws = WSEND(w, sidx, m);
+	uint32		bit = 1U << m;
+
+	for (int b = l->head; b >= 0 && wbufs[b].seq < seq; b = bufpool_desc(b)->next)
+		if (wbufs[b].bcast_mask & bit)
+		{
+			wbufs[b].bcast_mask &= ~bit;
+			wbufs[b].bcast_unsent &= ~bit;
+			ws->bcast_pending--;
+			rack_update(ws, b);
+		}
+	while (l->head >= 0 && wbufs[l->head].bcast_mask == 0)
+	{
+		int			b = rx_buflist_pop(l);
+
+		if (seq == PG_UINT64_MAX && ws->design == RX_DESIGN_SEMQ_RD)
+			quarantine_buffer(b);
+		else
+			release_sent(b);
+	}
+}
+
+
 /* the receiver of a stream is gone: drop what we hold and stop waiting */
 static void
 close_send_stream(WPort *w, int sidx, int dst)
@@ -585,6 +689,7 @@ close_send_stream(WPort *w, int sidx, int dst)
 	ws->closed = true;
 	while ((b = rx_buflist_pop(&ws->unacked)) >= 0)
 		drop_unacked(ws, b);
+	release_broadcast(w, sidx, dst, PG_UINT64_MAX);
 	pg_atomic_fetch_or_u32(&ss->flags, RX_SS_CLOSED);
 	pg_atomic_fetch_and_u32(&ss->flags, ~RX_SS_WANT_CREDIT);
 	wake_port(w);
@@ -847,7 +952,7 @@ send_ack(WPort *w, int ridx, int src, uint16 extra_flags)
 
 /* reply to a message for a port that is gone */
 static void
-send_closed_ack(const RxHeader *in, int e, RxFabricAddr to)
+send_closed_ack(const RxHeader *in, int self, int e, RxFabricAddr to)
 {
 	RxHeader	h;
 	RxWireHeader wire;
@@ -860,7 +965,7 @@ send_closed_ack(const RxHeader *in, int e, RxFabricAddr to)
 	h.query_id = in->query_id;
 	h.token = in->token;
 	h.exchange_id = in->exchange_id;
-	h.src_member = in->dst_member;
+	h.src_member = self;		/* not in->dst_member: it may be a broadcast */
 	h.dst_member = in->src_member;
 	rx_header_encode(&h, &wire);
 	if (rx_fabric_send_small(e, &wire, sizeof(wire), to) == 0)
@@ -924,7 +1029,7 @@ drop_unrouted(const RxHeader *h, int status, int e)
 	{
 		rx_count(RXC_CLOSED_PORT_DROPPED, 1);
 		if (for_receiver && address_of_member(h->query_id, h->src_member, cp, e, &to))
-			send_closed_ack(h, e, to);
+			send_closed_ack(h, cp->self, e, to);
 	}
 	else if (h->type == RX_WIRE_DATA || h->type == RX_WIRE_PULL)
 		rx_count(RXC_UNKNOWN_QUERY_DROPPED, 1);
@@ -940,18 +1045,6 @@ stop_send_exchange(WPort *w, int sidx)
 	wake_port(w);
 }
 
-/*
- * b was acknowledged: remember when it was sent.  A message sent more than
- * once does not count: the acknowledgement may be for any of its copies
- * (Karn's rule), and taking the last would make every older message look
- * lost.
- */
-static inline void
-rack_update(WSend *ws, int b)
-{
-	if (wbufs[b].tries == 0)
-		ws->rack = Max(ws->rack, wbufs[b].sent_at);
-}
 
 /*
  * New credit for a send stream to member dst.  semq_wr: credit is what the
@@ -1016,6 +1109,9 @@ handle_ack(WPort *w, int sidx, const RxHeader *h)
 		if (ws->unacked.count == 0)
 			wake_port(w);		/* a closing backend may wait for this */
 	}
+
+	if (ws->bcast_pending > 0)
+		release_broadcast(w, sidx, dst, h->seq);
 
 	if (h->sack == 0 || ws->unacked.count == 0)
 		return;
@@ -1170,8 +1266,10 @@ static bool
 header_valid(const RxHeader *h, Size len)
 {
 	if (h->magic != RX_WIRE_MAGIC || h->version != RX_WIRE_VERSION ||
-		h->reserved != 0 ||
-		h->src_member >= RX_MAX_MEMBERS || h->dst_member >= RX_MAX_MEMBERS)
+		h->reserved != 0 || h->src_member >= RX_MAX_MEMBERS ||
+		(h->dst_member >= RX_MAX_MEMBERS &&
+		 !(h->dst_member == RX_WIRE_ALL &&
+		   (h->type == RX_WIRE_DATA || h->type == RX_WIRE_PULL))))
 		return false;
 	switch (h->type)
 	{
@@ -1207,7 +1305,8 @@ receiving_port(const RxHeader *h, int *ridx)
 		if (w->query_id != h->query_id ||
 			(*ridx = find_recv_index(w, h->exchange_id)) < 0)
 			continue;
-		if (h->dst_member != w->self || h->src_member >= w->nmembers)
+		if ((h->dst_member != w->self && h->dst_member != RX_WIRE_ALL) ||
+			h->src_member >= w->nmembers || h->src_member == w->self)
 			return NULL;
 		return w;
 	}
@@ -1648,6 +1747,9 @@ open_port(int slot)
 									 sizeof(WSend) * Max(1, w->nsend * w->nmembers));
 	w->recv = MemoryContextAllocZero(w->cxt,
 									 sizeof(WRecv) * Max(1, w->nrecv * w->nmembers));
+	w->bcast = MemoryContextAlloc(w->cxt, sizeof(RxBufList) * Max(1, w->nsend));
+	for (int i = 0; i < w->nsend; i++)
+		rx_buflist_init(&w->bcast[i]);
 	for (int i = 0; i < w->nsend * w->nmembers; i++)
 	{
 		WSend	   *ws = &w->send[i];
@@ -1721,6 +1823,7 @@ remember_closed(WPort *w)
 
 	cp->query_id = w->query_id;
 	cp->token = w->token;
+	cp->self = w->self;
 	cp->nmembers = w->nmembers;
 	cp->nrecv = w->nrecv;
 	memcpy(cp->recv_exchange_ids, w->sh->spec.recv_exchange_ids,
@@ -1746,6 +1849,9 @@ close_port(int slot)
 			while ((b = rx_buflist_pop(&w->send[i].unacked)) >= 0)
 				drop_unacked(&w->send[i], b);
 		}
+		for (int s = 0; s < w->nsend; s++)
+			while ((b = rx_buflist_pop(&w->bcast[s])) >= 0)
+				drop_unacked(WSEND(w, s, 0), b);
 		for (int i = 0; i < w->nrecv * w->nmembers; i++)
 		{
 			WRecv	   *wr = &w->recv[i];
@@ -1823,10 +1929,22 @@ drain_submit(WPort *w)
 
 		rx_header_decode(buf_header(b), &h);
 		sidx = find_send_index(w, h.exchange_id);
-		if (sidx < 0 || h.dst_member >= w->nmembers)
+		if (sidx < 0 ||
+			(h.dst_member >= w->nmembers && h.dst_member != RX_WIRE_ALL))
 		{
 			/* cannot happen: port.c checked both */
 			bufpool_put(b);
+			continue;
+		}
+		if (h.dst_member == RX_WIRE_ALL)
+		{
+			wbufs[b].seq = h.seq;
+			wbufs[b].sent_at = 0;
+			wbufs[b].inflight = 0;
+			wbufs[b].tries = 0;
+			wbufs[b].acked = false;
+			wbufs[b].design = w->sh->spec.send_designs[sidx];
+			submit_broadcast(w, sidx, b);
 			continue;
 		}
 		ws = WSEND(w, sidx, h.dst_member);
@@ -2107,7 +2225,9 @@ timers(TimestampTz tick)
 				 * fragment failed to start, or its member is down; every
 				 * member gets its fragment at the same time.
 				 */
-				if ((ws->unacked.count > 0 || blocked) &&
+				int			waiting = ws->unacked.count + ws->bcast_pending;
+
+				if ((waiting > 0 || blocked) &&
 					!ws->closed && now - ws->last_heard > dead &&
 					!w->error_reported)
 				{
@@ -2117,10 +2237,10 @@ timers(TimestampTz tick)
 						snprintf(detail, sizeof(detail),
 								 "The member has not opened its side of the exchange within %d ms; its fragment may have failed to start.",
 								 rx_peer_timeout);
-					else if (ws->unacked.count > 0)
+					else if (waiting > 0)
 						snprintf(detail, sizeof(detail),
 								 "%d messages have waited for an acknowledgement for more than %d ms.",
-								 ws->unacked.count, rx_peer_timeout);
+								 waiting, rx_peer_timeout);
 					else
 						snprintf(detail, sizeof(detail),
 								 "A sender has waited for credit for more than %d ms.",
@@ -2144,6 +2264,22 @@ timers(TimestampTz tick)
 					if (tx_blocked)
 						break;
 				}
+			}
+
+		/*
+		 * Broadcast buffers: what never went out, and over datagrams what
+		 * was not acknowledged in time, to the members still missing it
+		 */
+		for (int s = 0; s < w->nsend && !tx_blocked; s++)
+			for (int b = w->bcast[s].head; b >= 0 && !tx_blocked; b = bufpool_desc(b)->next)
+			{
+				WBuf	   *wb = &wbufs[b];
+				bool		resend = wb->design == RX_DESIGN_SESQ_SR &&
+					wb->inflight == 0 && wb->sent_at != 0 &&
+					now - wb->sent_at >= (rto << Min(wb->tries, MAX_RTO_SHIFT));
+
+				if (wb->bcast_unsent != 0 || resend)
+					transmit_broadcast(w, s, b, resend);
 			}
 
 		for (int i = 0; i < w->nrecv * w->nmembers; i++)
@@ -2187,6 +2323,10 @@ retry_blocked(void)
 				 b = bufpool_desc(b)->next)
 				if (wbufs[b].sent_at == 0 && wbufs[b].inflight == 0)
 					transmit(w, &w->send[i], b, i % w->nmembers, false);
+		for (int s = 0; s < w->nsend && !tx_blocked; s++)
+			for (int b = w->bcast[s].head; b >= 0 && !tx_blocked; b = bufpool_desc(b)->next)
+				if (wbufs[b].bcast_unsent != 0)
+					transmit_broadcast(w, s, b, false);
 	}
 }
 
