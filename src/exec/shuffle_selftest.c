@@ -33,6 +33,7 @@
 #include "utils/typcache.h"
 
 #include "exec/hub.h"
+#include "transport/selftest.h"
 
 PG_FUNCTION_INFO_V1(rx_shuffle_selftest);
 
@@ -49,9 +50,7 @@ rx_shuffle_selftest(PG_FUNCTION_ARGS)
 	char	   *mode = text_to_cstring(PG_GETARG_TEXT_PP(5));
 	char	   *design_name = text_to_cstring(PG_GETARG_TEXT_PP(6));
 	bool		broadcast;
-	int			design = -1;
-	Datum	   *elems;
-	bool	   *elemnulls;
+	int			design;
 	int			nmembers;
 	RxPortSpec	spec;
 	RxPort	   *port;
@@ -84,30 +83,10 @@ rx_shuffle_selftest(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown shuffle mode \"%s\"", mode),
 				 errhint("Use repartition or broadcast.")));
-	for (int d = RX_DESIGN_AUTO + 1; d < RX_NDESIGNS; d++)
-		if (strcmp(design_name, rx_design_name(d)) == 0)
-			design = d;
-	if (design < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("unknown transport design \"%s\"", design_name),
-				 errhint("Use sesq_sr, semq_sr, semq_rd or semq_wr.")));
-
-	deconstruct_array(addrs, TEXTOID, -1, false, TYPALIGN_INT,
-					  &elems, &elemnulls, &nmembers);
-	if (nmembers < 1 || nmembers > RX_MAX_MEMBERS || self < 0 || self >= nmembers)
-		elog(ERROR, "bad member list");
-	memset(&spec, 0, sizeof(spec));
-	spec.query_id = (uint64) query_id;
-	spec.token = (uint64) token;
-	spec.self = self;
-	spec.nmembers = nmembers;
+	design = rx_selftest_spec(query_id, token, self, addrs, design_name, &spec);
+	nmembers = spec.nmembers;
 	for (int m = 0; m < nmembers; m++)
-	{
-		strlcpy(spec.fabric_addrs[m], TextDatumGetCString(elems[m]), RX_FABRIC_ADDR_LEN);
-		snprintf(spec.member_names[m], NAMEDATALEN, "member%d", m);
 		names[m] = spec.member_names[m];
-	}
 	spec.nsend = spec.nrecv = 1;
 	spec.send_exchange_ids[0] = spec.recv_exchange_ids[0] = SELFTEST_EXCHANGE;
 	spec.send_designs[0] = spec.recv_designs[0] = design;

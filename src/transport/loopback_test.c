@@ -26,7 +26,7 @@
 #include "utils/builtins.h"
 #include "utils/wait_event.h"
 
-#include "transport/transport.h"
+#include "transport/selftest.h"
 
 PG_FUNCTION_INFO_V1(rx_transport_selftest);
 
@@ -57,6 +57,41 @@ int_array(ArrayType *a, bool *set, int nmembers)
 	return n;
 }
 
+int
+rx_selftest_spec(int64 query_id, int64 token, int self, ArrayType *addrs,
+				 const char *design_name, RxPortSpec *spec)
+{
+	Datum	   *elems;
+	bool	   *elemnulls;
+	int			nmembers;
+	int			design = -1;
+
+	deconstruct_array(addrs, TEXTOID, -1, false, TYPALIGN_INT,
+					  &elems, &elemnulls, &nmembers);
+	if (nmembers < 1 || nmembers > RX_MAX_MEMBERS || self < 0 || self >= nmembers)
+		elog(ERROR, "bad member list");
+	for (int d = RX_DESIGN_AUTO + 1; d < RX_NDESIGNS; d++)
+		if (strcmp(design_name, rx_design_name(d)) == 0)
+			design = d;
+	if (design < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown transport design \"%s\"", design_name),
+				 errhint("Use sesq_sr, semq_sr, semq_rd or semq_wr.")));
+
+	memset(spec, 0, sizeof(*spec));
+	spec->query_id = (uint64) query_id;
+	spec->token = (uint64) token;
+	spec->self = self;
+	spec->nmembers = nmembers;
+	for (int m = 0; m < nmembers; m++)
+	{
+		strlcpy(spec->fabric_addrs[m], TextDatumGetCString(elems[m]), RX_FABRIC_ADDR_LEN);
+		snprintf(spec->member_names[m], NAMEDATALEN, "member%d", m);
+	}
+	return design;
+}
+
 Datum
 rx_transport_selftest(PG_FUNCTION_ARGS)
 {
@@ -69,11 +104,9 @@ rx_transport_selftest(PG_FUNCTION_ARGS)
 	int			exchange = PG_GETARG_INT32(8);
 	int64		stop_after = PG_GETARG_INT64(9);
 	char	   *design_name = text_to_cstring(PG_GETARG_TEXT_PP(10));
-	int			design = -1;
+	int			design;
 	bool		to[RX_MAX_MEMBERS] = {0};
 	bool		from[RX_MAX_MEMBERS] = {0};
-	Datum	   *elems;
-	bool	   *elemnulls;
 	int			nmembers;
 	RxPortSpec	spec;
 	RxPort	   *port;
@@ -95,29 +128,8 @@ rx_transport_selftest(PG_FUNCTION_ARGS)
 	Datum		values[8];
 	bool		nulls[8];
 
-	deconstruct_array(addrs, TEXTOID, -1, false, TYPALIGN_INT,
-					  &elems, &elemnulls, &nmembers);
-	if (nmembers < 1 || nmembers > RX_MAX_MEMBERS || self < 0 || self >= nmembers)
-		elog(ERROR, "bad member list");
-
-	memset(&spec, 0, sizeof(spec));
-	spec.query_id = (uint64) query_id;
-	spec.token = (uint64) token;
-	spec.self = self;
-	spec.nmembers = nmembers;
-	for (int m = 0; m < nmembers; m++)
-	{
-		strlcpy(spec.fabric_addrs[m], TextDatumGetCString(elems[m]), RX_FABRIC_ADDR_LEN);
-		snprintf(spec.member_names[m], NAMEDATALEN, "member%d", m);
-	}
-	for (int d = RX_DESIGN_AUTO + 1; d < RX_NDESIGNS; d++)
-		if (strcmp(design_name, rx_design_name(d)) == 0)
-			design = d;
-	if (design < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("unknown transport design \"%s\"", design_name),
-				 errhint("Use sesq_sr, semq_sr, semq_rd or semq_wr.")));
+	design = rx_selftest_spec(query_id, token, self, addrs, design_name, &spec);
+	nmembers = spec.nmembers;
 	if (int_array(PG_GETARG_ARRAYTYPE_P(6), to, nmembers) > 0)
 	{
 		spec.send_designs[spec.nsend] = design;
