@@ -361,6 +361,7 @@ reset_port(RxPort *port, const RxPortSpec *spec)
 			pg_atomic_write_u64(&ss->acked, 0);
 			pg_atomic_write_u64(&ss->retransmits, 0);
 			pg_atomic_write_u32(&ss->flags, 0);
+			pg_atomic_write_u32(&ss->spare, 0);
 			ss->pending = -1;
 			ss->next_seq = 0;
 			ss->peak = 0;
@@ -657,10 +658,13 @@ rx_send_get_buffer(RxPort *port, int exchange_id, int dest, Size *capacity)
 	if (!credit)
 		return NULL;
 
-	id = bufpool_get(rx_design_class(design), RX_BUF_POPULATE, port->slot,
-					 port->generation,
-					 rx_shared->recv_reserve[rx_design_class(design)],
-					 port->depth > 0);
+	/* the buffer the stream kept, or one from the pool */
+	id = (int) pg_atomic_exchange_u32(&streams[0]->spare, 0) - 1;
+	if (id < 0)
+		id = bufpool_get(rx_design_class(design), RX_BUF_POPULATE, port->slot,
+						 port->generation,
+						 rx_shared->recv_reserve[rx_design_class(design)],
+						 port->depth > 0);
 	if (id < 0)
 	{
 		pg_atomic_fetch_or_u32(&streams[0]->flags, RX_SS_WANT_BUFFER);

@@ -81,6 +81,7 @@ transport_shmem_startup(void)
 				pg_atomic_init_u64(&p->send[s].acked, 0);
 				pg_atomic_init_u64(&p->send[s].retransmits, 0);
 				pg_atomic_init_u32(&p->send[s].flags, 0);
+				pg_atomic_init_u32(&p->send[s].spare, 0);
 				pg_atomic_init_u64(&p->recv[s].delivered, 0);
 				pg_atomic_init_u64(&p->recv[s].consumed, 0);
 				pg_atomic_init_u64(&p->recv[s].advertised, 0);

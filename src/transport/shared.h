@@ -61,6 +61,8 @@ typedef struct RxSendStream
 	pg_atomic_uint64 acked;		/* worker: cumulative acknowledgement */
 	pg_atomic_uint64 retransmits;	/* worker */
 	pg_atomic_uint32 flags;		/* RX_SS_* */
+	pg_atomic_uint32 spare;		/* worker -> backend: a buffer kept for the
+								 * next message, id + 1, or 0 */
 	int32		pending;		/* backend: buffer between get and submit */
 	uint64		next_seq;		/* backend: messages submitted */
 	uint64		peak;			/* backend: most messages unacknowledged */

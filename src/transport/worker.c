@@ -568,6 +568,26 @@ release_quarantine(void)
 	}
 }
 
+/*
+ * An acknowledged buffer of a live stream.  The adaptive pool of the
+ * paper's section 6.2: the stream keeps one buffer waiting for its next
+ * message (the backend takes it before going to the pool) and gives all
+ * others back.  Only the worker fills the slot and only when it is empty;
+ * the backend only empties it.
+ */
+static void
+keep_or_release(WPort *w, RxSendStream *ss, int b)
+{
+	if (wbufs[b].inflight == 0 && pg_atomic_read_u32(&ss->spare) == 0 &&
+		w->sh->depth == 0)
+	{
+		bufpool_desc(b)->state = RX_BUF_POPULATE;	/* still the port's */
+		pg_atomic_write_u32(&ss->spare, (uint32) b + 1);
+	}
+	else
+		release_sent(b);
+}
+
 /* a sent buffer its receiver did not acknowledge, of a stream that ends */
 static void
 drop_unacked(WSend *ws, int b)
@@ -1104,7 +1124,7 @@ handle_ack(WPort *w, int sidx, const RxHeader *h)
 		{
 			b = rx_buflist_pop(&ws->unacked);
 			rack_update(ws, b);
-			release_sent(b);
+			keep_or_release(w, ss, b);
 		}
 		if (ws->unacked.count == 0)
 			wake_port(w);		/* a closing backend may wait for this */
