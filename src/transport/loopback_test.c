@@ -32,10 +32,15 @@ PG_FUNCTION_INFO_V1(rx_transport_selftest);
 
 #define SELFTEST_HEADER		16
 
+/*
+ * The payload after the header: one byte value per message, so that filling
+ * and checking run at memset/memcmp speed and the benchmark measures the
+ * transport, not the test; a stale or misrouted message still shows.
+ */
 static inline uint8
-pattern(int src, int dst, uint64 index, Size j)
+pattern(int src, int dst, uint64 index)
 {
-	return (uint8) (src * 31 + dst * 17 + index * 13 + j);
+	return (uint8) (src * 31 + dst * 17 + index * 13 + 1);
 }
 
 static int
@@ -124,6 +129,7 @@ rx_transport_selftest(PG_FUNCTION_ARGS)
 	RxStreamStats st[RX_MAX_MEMBERS];
 	int64		retransmits = 0;
 	int64		duplicates = 0;
+	char	   *expected;
 	TupleDesc	tupdesc;
 	Datum		values[8];
 	bool		nulls[8];
@@ -146,6 +152,7 @@ rx_transport_selftest(PG_FUNCTION_ARGS)
 		msg_bytes = rx_max_payload(design);
 	if (msg_bytes < SELFTEST_HEADER)
 		msg_bytes = SELFTEST_HEADER;
+	expected = palloc(msg_bytes);
 
 	for (int m = 0; m < nmembers; m++)
 	{
@@ -186,8 +193,8 @@ rx_transport_selftest(PG_FUNCTION_ARGS)
 				hdr[1] = d;
 				memcpy(&hdr[2], &sent[d], sizeof(int64));
 				memcpy(buf, hdr, SELFTEST_HEADER);
-				for (Size j = SELFTEST_HEADER; j < (Size) msg_bytes; j++)
-					buf[j] = pattern(self, d, sent[d], j);
+				memset(buf + SELFTEST_HEADER, pattern(self, d, sent[d]),
+					   msg_bytes - SELFTEST_HEADER);
 				rx_send_submit(port, exchange, d, msg_bytes, 0);
 				sent[d]++;
 				progress = true;
@@ -220,8 +227,12 @@ rx_transport_selftest(PG_FUNCTION_ARGS)
 				memcpy(&index, &hdr[2], sizeof(int64));
 				ok = ok && hdr[0] == (uint32) s && hdr[1] == (uint32) self &&
 					index == expect[s];
-				for (Size j = SELFTEST_HEADER; ok && j < msg.len; j++)
-					ok = ((uint8) msg.data[j] == pattern(s, self, index, j));
+				if (ok)
+				{
+					memset(expected, pattern(s, self, index), msg.len - SELFTEST_HEADER);
+					ok = memcmp(msg.data + SELFTEST_HEADER, expected,
+								msg.len - SELFTEST_HEADER) == 0;
+				}
 				if (!ok)
 					errors++;
 				expect[s]++;
