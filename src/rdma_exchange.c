@@ -33,7 +33,7 @@ int			rx_max_ports = 64;
 int			rx_credit_window = 256;
 int			rx_reliable_provider = RX_PROVIDER_AUTO;
 int			rx_transport_design = RX_DESIGN_AUTO;
-int			rx_reliable_window = 8;
+int			rx_reliable_window = 16;
 int			rx_credit_writeback = 2;
 int			rx_buffer_depth = 0;
 int			rx_retransmit_timeout = 20;
@@ -132,7 +132,7 @@ _PG_init(void)
 
 	DefineCustomIntVariable("rdma_exchange.reliable_credit_window",
 							"Messages a sender may have in flight on one stream of a reliable design before it waits for credit.",
-							NULL, &rx_reliable_window, 8, 2, 1024,
+							NULL, &rx_reliable_window, 16, 2, 1024,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("rdma_exchange.credit_writeback",

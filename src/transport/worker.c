@@ -64,6 +64,8 @@
  */
 #include "postgres.h"
 
+#include <sched.h>
+
 #include <rdma/fi_errno.h>
 
 #include "common/pg_prng.h"
@@ -96,6 +98,8 @@ PGDLLEXPORT void rx_transport_worker_main(Datum main_arg);
 #define FAST_RETRANSMIT_DEPTH 3 /* later messages held before a hole is resent */
 #define MAX_RTO_SHIFT		5	/* timeout doubles per retry, up to 32x */
 #define MAX_RECV_POSTED_RELIABLE 64 /* 64 kB receives kept posted */
+#define POLL_WINDOW_US		2000	/* no wait object: poll this long after
+									 * the last completion */
 
 /* worker-private state of one pool buffer */
 typedef struct WBuf
@@ -228,6 +232,7 @@ static int	ndelayed;
 static int	delayed_ready;		/* delayed entries older than this round */
 static WaitEventSet *wes;
 static bool all_waitable = true;	/* every open endpoint has a wait fd */
+static TimestampTz last_busy;	/* the last round that did something */
 
 #define WSEND(w, sidx, m)	(&(w)->send[(sidx) * (w)->nmembers + (m)])
 #define WRECV(w, ridx, m)	(&(w)->recv[(ridx) * (w)->nmembers + (m)])
@@ -2688,11 +2693,24 @@ rx_transport_worker_main(Datum main_arg)
 			if (busy)
 			{
 				idle = 0;
+				last_busy = now;
 				continue;
 			}
 			if (++idle < IDLE_SPINS)
 				continue;
 			idle = 0;
+
+			/*
+			 * An endpoint without a wait object (shm: its peers write into
+			 * our memory) cannot wake us: while queries run and traffic was
+			 * recent, keep polling, yielding the core to the backends; a
+			 * sleep here would add a millisecond to every round trip.
+			 */
+			if (!all_waitable && nactive > 0 && now - last_busy < POLL_WINDOW_US)
+			{
+				sched_yield();
+				continue;
+			}
 
 			if (rx_fabric_trywait() || !all_waitable)
 			{
