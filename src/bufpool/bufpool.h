@@ -136,6 +136,16 @@ rx_buflist_push(RxBufList *l, int id)
 	l->count++;
 }
 
+static inline void
+rx_buflist_push_front(RxBufList *l, int id)
+{
+	bufpool_desc(id)->next = l->head;
+	if (l->head < 0)
+		l->tail = id;
+	l->head = id;
+	l->count++;
+}
+
 static inline int
 rx_buflist_pop(RxBufList *l)
 {

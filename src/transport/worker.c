@@ -114,8 +114,7 @@ typedef struct WBuf
 	uint32		bcast_unsent;	/* broadcast: members not sent to yet */
 	bool		lent;			/* semq_wr: lent to a sender, not written */
 	bool		reading;		/* semq_rd: an RDMA Read into it runs */
-	bool		quarantined;	/* a peer may still read or write it */
-	TimestampTz until;			/* quarantined: free after this */
+	TimestampTz until;			/* in quarantine: free after this */
 	RxHeader	expect;			/* reading: the notice it answers */
 } WBuf;
 
@@ -216,6 +215,7 @@ static Size msg_size[RX_NEPS];	/* header + payload */
 static int	recv_target[RX_NEPS];
 static int	nposted[RX_NEPS];
 static RxBufList quarantine;	/* by until; see quarantine_buffer() */
+static RxBufList read_retry;	/* semq_rd: notices waiting for their read */
 static WBuf *wbufs;
 static WPort *wports;
 static int *active;
@@ -550,7 +550,6 @@ quarantine_buffer(int b)
 	bufpool_desc(b)->owner = RX_BUF_NO_OWNER;
 	bufpool_desc(b)->owner_gen = 0;
 	bufpool_desc(b)->state = RX_BUF_QUARANTINE;
-	wb->quarantined = true;
 	wb->lent = false;
 	wb->acked = false;
 	wb->until = now + (TimestampTz) rx_peer_timeout * 1000;
@@ -568,7 +567,6 @@ release_quarantine(void)
 		if (wb->until > now || wb->inflight > 0 || wb->reading)
 			break;
 		(void) rx_buflist_pop(&quarantine);
-		wb->quarantined = false;
 		bufpool_put(b);
 	}
 }
@@ -870,13 +868,7 @@ deliver_local(WPort *sw, int sidx, int b, const RxHeader *h)
  * ---------------------------------------------------------------------
  */
 
-/*
- * semq_wr: lend the sender of stream (ridx, src) empty buffers up to
- * credit, one LEND each, before the ACK that grants the credit (the
- * reliable endpoint keeps them in order).  Returns the credit actually
- * backed by lent buffers: when the pool has none to spare, the sender
- * waits for credit, as it would for any slow receiver.
- */
+/* semq_wr: tell the sender of stream (ridx, src) that b takes message seq */
 static bool
 send_lend(WPort *w, int ridx, int src, uint64 seq, int b)
 {
@@ -896,6 +888,13 @@ send_lend(WPort *w, int ridx, int src, uint64 seq, int b)
 	return send_control_ext(w, src, RX_EP_RELIABLE, &h, &lend, sizeof(lend));
 }
 
+/*
+ * semq_wr: lend the sender of stream (ridx, src) empty buffers up to
+ * credit, one LEND each, before the ACK that grants the credit (the
+ * reliable endpoint keeps them in order).  Returns the credit actually
+ * backed by lent buffers: when the pool has none to spare, the sender
+ * waits for credit, as it would for any slow receiver.
+ */
 static uint64
 lend_buffers(WPort *w, WRecv *wr, int ridx, int src, uint64 credit)
 {
@@ -1362,18 +1361,52 @@ handle_data(int b, const RxHeader *h, int e)
 }
 
 /*
- * semq_rd: a PULL notice arrived in receive buffer b.  Read the message it
- * announces from the sender's buffer into b itself; read_done() takes it
- * from there.  Nothing is read for a stream that cannot take it.
+ * semq_rd: read the message the notice in receive buffer b announces from
+ * the sender's buffer into b itself; read_done() takes it from there.
+ * False when the provider cannot take the read now: try again later.
  */
-static void
-start_read(int b, const RxHeader *h)
+static bool
+issue_read(int b)
 {
-	int			r = query_status(h->query_id, h->token, h->exchange_id, true);
+	RxHeader   *h = &wbufs[b].expect;
 	RxWirePull	pull;
 	WPort	   *w;
 	int			ridx;
 	int			ret;
+
+	w = receiving_port(h, &ridx);
+	if (w == NULL)
+	{
+		/* the port closed meanwhile */
+		rx_count(RXC_CLOSED_PORT_DROPPED, 1);
+		bufpool_put(b);
+		return true;
+	}
+	memcpy(&pull, RX_BUF_HEADER(bufpool_buffer(b)) + RX_WIRE_HEADER_SIZE,
+		   sizeof(pull));
+	wbufs[b].reading = true;
+	ret = rx_fabric_read(RX_EP_RELIABLE, b, RX_BUF_HEADER(bufpool_buffer(b)),
+						 RX_WIRE_HEADER_SIZE + h->payload_len,
+						 w->addr[RX_EP_RELIABLE][h->src_member],
+						 RX_LE64(pull.addr), RX_LE64(pull.key));
+	if (ret == 0)
+		return true;
+	wbufs[b].reading = false;
+	rx_count(RXC_SEND_QUEUE_FULL, 1);
+	if (ret == -FI_EAGAIN)
+		return false;
+	/* the connection failed: the sender's silence ends the query */
+	bufpool_put(b);
+	return true;
+}
+
+/* semq_rd: a PULL notice arrived in receive buffer b */
+static void
+start_read(int b, const RxHeader *h)
+{
+	int			r = query_status(h->query_id, h->token, h->exchange_id, true);
+	WPort	   *w;
+	int			ridx;
 
 	if (r != FIND_OK)
 	{
@@ -1382,28 +1415,35 @@ start_read(int b, const RxHeader *h)
 		return;
 	}
 	w = receiving_port(h, &ridx);
-	if (w == NULL || WRECV(w, ridx, h->src_member)->design != RX_DESIGN_SEMQ_RD ||
-		h->src_member == w->self)
+	if (w == NULL || WRECV(w, ridx, h->src_member)->design != RX_DESIGN_SEMQ_RD)
 	{
 		rx_count(RXC_BAD_HEADER_DROPPED, 1);
 		bufpool_put(b);
 		return;
 	}
-	memcpy(&pull, RX_BUF_HEADER(bufpool_buffer(b)) + RX_WIRE_HEADER_SIZE,
-		   sizeof(pull));
 	wbufs[b].expect = *h;
-	wbufs[b].reading = true;
-	ret = rx_fabric_read(RX_EP_RELIABLE, b, RX_BUF_HEADER(bufpool_buffer(b)),
-						 RX_WIRE_HEADER_SIZE + h->payload_len,
-						 w->addr[RX_EP_RELIABLE][h->src_member],
-						 RX_LE64(pull.addr), RX_LE64(pull.key));
-	if (ret != 0)
+	if (read_retry.head >= 0 || !issue_read(b))
+		rx_buflist_push(&read_retry, b);
+}
+
+/* semq_rd: the reads the provider could not take, in order */
+static bool
+retry_reads(void)
+{
+	bool		any = false;
+
+	while (read_retry.head >= 0)
 	{
-		/* the sender sends the notice again when asked for credit */
-		wbufs[b].reading = false;
-		rx_count(RXC_SEND_QUEUE_FULL, 1);
-		bufpool_put(b);
+		int			b = rx_buflist_pop(&read_retry);
+
+		if (!issue_read(b))
+		{
+			rx_buflist_push_front(&read_retry, b);
+			break;
+		}
+		any = true;
 	}
+	return any;
 }
 
 /* semq_rd: the message a PULL announced is in b; it must be that message */
@@ -2215,9 +2255,14 @@ retransmit_due(WSend *ws, int b, bool blocked, TimestampTz tick)
 		return false;
 	if (wb->sent_at == 0)
 		return true;
-	/* the provider delivers what it accepted: nothing is sent twice */
+	/*
+	 * The provider delivers what it accepted; what the receiving worker
+	 * could not take (a PULL whose read failed) is sent again, rarely: a
+	 * copy is dropped as a duplicate.  Never a write: its lent buffer may
+	 * already be in the receiver's hands.
+	 */
 	if (design_reliable(ws->design))
-		return false;
+		return ws->design != RX_DESIGN_SEMQ_WR && age >= (rto << MAX_RTO_SHIFT);
 	if (age >= (rto << shift))
 		return true;
 	if (wb->sent_at + tick / 2 < ws->rack)
@@ -2655,6 +2700,7 @@ rx_transport_worker_main(Datum main_arg)
 			all_waitable = false;
 	}
 	rx_buflist_init(&quarantine);
+	rx_buflist_init(&read_retry);
 
 	post_receives();
 	SpinLockAcquire(&rx_shared->mutex);
@@ -2678,6 +2724,7 @@ rx_transport_worker_main(Datum main_arg)
 			busy |= handle_port_events();
 			busy |= poll_recv();
 			busy |= poll_send();
+			busy |= retry_reads();
 			if (tx_blocked)
 				retry_blocked();
 			if (now >= next_tick)
