@@ -6,10 +6,14 @@
  * The coordinator chooses a design for every exchange of a query when it
  * dispatches the fragments, and ships the choice, so that both ends of a
  * stream agree whatever their own settings say.  The choice is per
- * exchange, as the paper advises: Send/Receive over datagrams scales best
- * for unordered shuffles, while an ordered stream (a merge of sorted
- * streams) should not depend on the receiver holding datagrams that came
- * early; it goes over a reliable connection.
+ * exchange, as the paper advises: an ordered stream (a merge of sorted
+ * streams) must not wait for a datagram to be sent again, so it goes over
+ * a reliable connection (semq_sr); an unordered shuffle goes over
+ * datagrams where they are the hardware's (UD QPs of the verbs provider),
+ * which scale best there.  libfabric's udp provider only emulates them
+ * over a socket with 1472-byte messages: on it, every reliable design
+ * moves 1.5 to 2.2 times more rows per second (bench/shuffle), so
+ * unordered shuffles take the fastest of those there, RDMA Write.
  *
  *-------------------------------------------------------------------------
  */
@@ -35,6 +39,20 @@ design_up(int design)
 	return rx_shared != NULL && rx_shared->ep_ready[rx_design_ep(design)];
 }
 
+/* does the datagram endpoint run on RDMA hardware (UD QPs)? */
+static bool
+hardware_datagrams(void)
+{
+	bool		verbs;
+
+	if (!design_up(RX_DESIGN_SESQ_SR))
+		return false;
+	SpinLockAcquire(&rx_shared->mutex);
+	verbs = strcmp(rx_shared->provider[RX_EP_DGRAM], "verbs") == 0;
+	SpinLockRelease(&rx_shared->mutex);
+	return verbs;
+}
+
 int
 rx_design_choose(bool ordered)
 {
@@ -42,8 +60,15 @@ rx_design_choose(bool ordered)
 
 	if (design == RX_DESIGN_AUTO)
 	{
-		int			preferred = ordered ? RX_DESIGN_SEMQ_SR : RX_DESIGN_SESQ_SR;
-		int			other = ordered ? RX_DESIGN_SESQ_SR : RX_DESIGN_SEMQ_SR;
+		int			preferred;
+		int			other;
+
+		if (ordered)
+			preferred = RX_DESIGN_SEMQ_SR, other = RX_DESIGN_SESQ_SR;
+		else if (hardware_datagrams())
+			preferred = RX_DESIGN_SESQ_SR, other = RX_DESIGN_SEMQ_WR;
+		else
+			preferred = RX_DESIGN_SEMQ_WR, other = RX_DESIGN_SESQ_SR;
 
 		/* the other one, or the preferred one's error from the port */
 		return design_up(preferred) || !design_up(other) ? preferred : other;

@@ -51,8 +51,9 @@ typedef struct RxPortSpec
 
 /*
  * The design of a new exchange: rdma_exchange.transport_design, or with
- * auto datagrams for unordered exchanges and a reliable design (semq_sr)
- * for ordered ones, each where its endpoint is up.  Raises an error when a
+ * auto semq_sr for ordered exchanges and for unordered ones sesq_sr on
+ * RDMA hardware, semq_wr otherwise (see design.c), each where its endpoint
+ * is up.  Raises an error when a
  * design was asked for whose endpoint is not up.  The coordinator chooses
  * and ships the choice with the fragments.
  */

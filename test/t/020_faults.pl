@@ -18,7 +18,11 @@ use Test::More;
 # a short retransmit timeout keeps the lossy runs quick
 my $rx = RxCluster->new(
 	nmembers   => 3,
-	extra_conf => ["rdma_exchange.retransmit_timeout = '20ms'"]);
+	# the faults are injected into datagrams: every exchange takes them
+	extra_conf => [
+		"rdma_exchange.retransmit_timeout = '20ms'",
+		"rdma_exchange.transport_design = 'sesq_sr'"
+	]);
 my $n = $rx->nmembers;
 
 # wide rows (several per datagram and some larger than one) so that
