@@ -316,7 +316,7 @@ def write_report(d, out):
              f"iterations.")
     L.append("- **COPY repartition** (`baselines/copy_repartition.sh`): n plain PostgreSQL servers, every pair "
              "piped `COPY (SELECT ... WHERE hash = j) TO STDOUT | COPY dst FROM STDIN` at once (3 timed runs a "
-             "call; its lineitem rows have 4 lines per l_orderkey, otherwise the same values).")
+             "call; the same rows, from `rows.sh`).")
     L.append("- **Gather**: member 0, a local table of all rows, `max_parallel_workers_per_gather = 2`, "
              "`parallel_setup_cost = parallel_tuple_cost = min_parallel_table_scan_size = 0`, "
              "`EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) SELECT * FROM t`: rows / execution time.  "

@@ -257,30 +257,15 @@ start_cluster tcp
 start_cluster shm
 
 # dbgen-like lineitem values from g (l_orderkey = g: distinct, bigint)
-li_cols='l_orderkey bigint, l_partkey int, l_suppkey int, l_linenumber int,
-	l_quantity numeric(15,2), l_extendedprice numeric(15,2),
-	l_discount numeric(15,2), l_tax numeric(15,2),
-	l_returnflag char(1), l_linestatus char(1),
-	l_shipdate date, l_commitdate date, l_receiptdate date,
-	l_shipinstruct char(25), l_shipmode char(10), l_comment varchar(44)'
-li_select="g, 1 + (g * 7919) % 200000, 1 + (g * 104729) % 10000, (g - 1) % 4 + 1,
-	1 + g % 50, 901 + (g % 100000) * 1.37,
-	(g % 11) / 100.0, (g % 9) / 100.0,
-	(ARRAY['A','N','R'])[1 + g % 3], (ARRAY['F','O'])[1 + g % 2],
-	date '1992-01-02' + (g % 2500)::int, date '1992-01-31' + (g % 2500)::int,
-	date '1992-01-03' + (g % 2500)::int + (g % 30)::int,
-	(ARRAY['DELIVER IN PERSON','COLLECT COD','NONE','TAKE BACK RETURN'])[1 + g % 4],
-	(ARRAY['REG AIR','AIR','RAIL','SHIP','TRUCK','MAIL','FOB'])[1 + g % 7],
-	left(md5(g::text) || md5((g + 1)::text), 10 + (g % 34)::int)"
-n16_cols='k bigint, v bigint'
-n16_select='g, g * 7'
+# shellcheck source=bench/shuffle/rows.sh
+. "$here/rows.sh"
 
 bcast_rows=$((rows / 10))
 
 # table NAME for row kind $1, with rows $3..$4 of generate_series
 table_sql() {
 	local kind=$1 name=$2 lo=$3 hi=$4 cols sel
-	if [ "$kind" = li ]; then cols=$li_cols sel=$li_select; else cols=$n16_cols sel=$n16_select; fi
+	if [ "$kind" = li ]; then cols=$RX_LI_COLS sel=$RX_LI_SELECT; else cols=$RX_N16_COLS sel=$RX_N16_SELECT; fi
 	cat <<SQL
 DROP TABLE IF EXISTS $name;
 CREATE TABLE $name ($cols);
@@ -337,11 +322,34 @@ now() { date +%s.%N; }
 # start time for sessions being launched now
 start_at() { awk -v t="$(now)" 'BEGIN { printf "%.3f", t + 0.4 }'; }
 
+# participants C N SQLFN [COMMAND...]: runs at the same moment (each in its
+# own psql, after the COMMANDs) the statement `SQLFN i` on members
+# 0..N-1 of cluster C; their JSON rows go to $tmp/job.out, the start time
+# to $tmp/job.start.  Fails unless every member answered.
+participants() {
+	local c=$1 n=$2 sqlfn=$3 t i pids=() rc=0 cmds=()
+	shift 3
+	for i in "$@"; do cmds+=(-c "$i"); done
+	t=$(start_at)
+	for ((i = 0; i < n; i++)); do
+		psqlx "$c" "$i" -c "SET statement_timeout = '150s'" "${cmds[@]}" \
+			-c "SELECT pg_sleep_until(to_timestamp($t))" -c "$("$sqlfn" "$i")" \
+			> "$tmp/job.$i" 2> "$tmp/job.err.$i" &
+		pids+=($!)
+	done
+	for i in "${!pids[@]}"; do
+		wait "${pids[$i]}" || rc=1
+	done
+	for ((i = 0; i < n; i++)); do grep -h . "$tmp/job.$i" || true; done | grep '^{' > "$tmp/job.out" || true
+	echo "$t" > "$tmp/job.start"
+	[ "$rc" = 0 ] && [ "$(wc -l < "$tmp/job.out")" = "$n" ]
+}
+
 # one shuffle_selftest on every participant at once; writes one JSON line
 # per member to $tmp/job.out; $? non-zero on any failure
 shuffle_once() {
 	local c=$1 n=$2 kind=$3 mode=$4 design=$5 depth=$6 sample=$7
-	local tbl="${kind}_$n" qid token addrs t i pids=() rc=0 spid=
+	local tbl="${kind}_$n" qid token addrs rc=0 spid=
 	[ "$mode" = broadcast ] && tbl="${kind}_${n}_b"
 	qid=$(rand64) token=$(rand64) addrs=$(addrs_of "$c" "$n")
 	rm -f "$tmp"/job.* "$tmp"/sample.*
@@ -364,48 +372,30 @@ END \$\$;" -c "SELECT coalesce(json_agg(json_build_array(round(t::numeric, 4), i
 			> "$tmp/sample.out" 2> "$tmp/sample.err" &
 		spid=$!
 	fi
-	t=$(start_at)
-	for ((i = 0; i < n; i++)); do
-		psqlx "$c" "$i" -c "SET statement_timeout = '150s'" \
-			-c "SET rdma_exchange.buffer_depth = $depth" \
-			-c "SELECT pg_sleep_until(to_timestamp($t))" \
-			-c "SELECT row_to_json(s) FROM (SELECT $i AS member, * FROM rdma_exchange.shuffle_selftest($qid, $token, $i, '$addrs', '$tbl', '$mode', '$design')) s" \
-			> "$tmp/job.$i" 2> "$tmp/job.err.$i" &
-		pids+=($!)
-	done
-	for i in "${!pids[@]}"; do
-		wait "${pids[$i]}" || rc=1
-	done
+	shuffle_sql() {
+		echo "SELECT row_to_json(s) FROM (SELECT $1 AS member, * FROM rdma_exchange.shuffle_selftest($qid, $token, $1, '$addrs', '$tbl', '$mode', '$design')) s"
+	}
+	participants "$c" "$n" shuffle_sql "SET rdma_exchange.buffer_depth = $depth" || rc=1
 	if [ -n "$spid" ]; then
 		sleep 0.2
 		psqlx "$c" 0 -c "INSERT INTO rx_bench_stop VALUES ('s$qid')" >/dev/null || rc=1
 		wait "$spid" || rc=1
 	fi
-	for ((i = 0; i < n; i++)); do grep -h . "$tmp/job.$i" || true; done | grep '^{' > "$tmp/job.out" || true
-	echo "$t" > "$tmp/job.start"
-	[ "$rc" = 0 ] && [ "$(wc -l < "$tmp/job.out")" = "$n" ]
+	return "$rc"
 }
 
 # one transport_selftest all-to-all on every participant at once
 transport_once() {
 	local c=$1 n=$2 design=$3 msgs=$4
-	local qid token addrs t i others pids=() rc=0
+	local qid token addrs
 	qid=$(rand64) token=$(rand64) addrs=$(addrs_of "$c" "$n")
 	rm -f "$tmp"/job.*
-	t=$(start_at)
-	for ((i = 0; i < n; i++)); do
-		others=$(seq 0 $((n - 1)) | grep -vx "$i" | paste -sd,)
-		psqlx "$c" "$i" -c "SET statement_timeout = '150s'" \
-			-c "SELECT pg_sleep_until(to_timestamp($t))" \
-			-c "SELECT row_to_json(s) FROM (SELECT $i AS member, * FROM rdma_exchange.transport_selftest($qid, $token, $i, '$addrs', $msgs, 65536, '{$others}', '{$others}', 1, 0, '$design')) s" \
-			> "$tmp/job.$i" 2> "$tmp/job.err.$i" &
-		pids+=($!)
-	done
-	for i in "${!pids[@]}"; do
-		wait "${pids[$i]}" || rc=1
-	done
-	for ((i = 0; i < n; i++)); do grep -h . "$tmp/job.$i" || true; done | grep '^{' > "$tmp/job.out" || true
-	[ "$rc" = 0 ] && [ "$(wc -l < "$tmp/job.out")" = "$n" ]
+	transport_sql() {
+		local others
+		others=$(seq 0 $((n - 1)) | grep -vx "$1" | paste -sd,)
+		echo "SELECT row_to_json(s) FROM (SELECT $1 AS member, * FROM rdma_exchange.transport_selftest($qid, $token, $1, '$addrs', $msgs, 65536, '{$others}', '{$others}', 1, 0, '$design')) s"
+	}
+	participants "$c" "$n" transport_sql
 }
 
 # the error output of the last job, on one line

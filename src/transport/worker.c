@@ -142,6 +142,7 @@ typedef struct WSend
 	int			bcast_pending;	/* broadcast buffers it has not acknowledged */
 	uint64		lent_known;		/* semq_wr: lent buffers heard of */
 	uint64		ack_credit;		/* semq_wr: credit of the latest ACK */
+	TimestampTz lends_asked;	/* semq_wr: when we last asked for LENDs */
 	RemoteBuf  *ring;			/* semq_wr: [ring_size], by seq */
 	int			ring_size;
 } WSend;
@@ -1119,6 +1120,25 @@ handle_ack(WPort *w, int sidx, const RxHeader *h)
 		return;
 
 	set_credit(w, ws, ss, dst, h->credit);
+
+	/*
+	 * semq_wr: credit without lent buffers behind it means LENDs were lost:
+	 * those that came before our port opened were dropped.  Ask for them
+	 * at once (a CREDIT_REQUEST makes the receiver repeat them), not after
+	 * the credit request backoff, at most once per retransmit timeout.
+	 */
+	if (ws->design == RX_DESIGN_SEMQ_WR && dst != w->self &&
+		ws->ack_credit > ws->lent_known &&
+		now - ws->lends_asked >= (TimestampTz) rx_retransmit_timeout * 1000)
+	{
+		RxHeader	rq;
+
+		memset(&rq, 0, sizeof(rq));
+		rq.type = RX_WIRE_CREDIT_REQUEST;
+		rq.exchange_id = w->sh->spec.send_exchange_ids[sidx];
+		send_control(w, dst, ws->ep, &rq);
+		ws->lends_asked = now;
+	}
 
 	if (h->seq > ws->acked)
 	{
