@@ -2,8 +2,10 @@
 # test/install-deps.sh: installs what building and testing rdma_exchange
 # needs on Debian 12, and nothing that is already there.
 #
-#   bash test/install-deps.sh
+#   bash test/install-deps.sh [PACKAGE...]
 #
+# PACKAGEs are installed too, the same way (bench/shuffle/run.sh asks for
+# Open MPI, which only its MPI_Alltoallv baseline needs).
 # Idempotent: only missing packages are installed, and `apt-get update`
 # runs only when one is missing.  As root it uses apt-get directly; as any
 # other user it uses sudo.  As root it also creates the unprivileged system
@@ -23,6 +25,7 @@ packages=(
 	util-linux passwd
 	# benchmarks: reports and plots
 	python3 python3-matplotlib
+	"$@"
 )
 
 if [ "$(id -u)" -eq 0 ]; then
