@@ -202,12 +202,12 @@ fi
 have_mpi=0
 if [ -f "$baselines/mpi_alltoallv.c" ] && [ -f "$baselines/build-mpi.sh" ]; then
 	if ! command -v mpirun >/dev/null 2>&1 || ! command -v mpicc >/dev/null 2>&1; then
-		log "Open MPI is not installed: running baselines/install-mpi.sh"
-		if bash "$baselines/install-mpi.sh" >"$tmp/install_mpi.log" 2>&1; then
-			note "Open MPI was installed by baselines/install-mpi.sh"
+		log "Open MPI is not installed: installing it with test/install-deps.sh"
+		if bash "$top/test/install-deps.sh" openmpi-bin libopenmpi-dev >"$tmp/install_mpi.log" 2>&1; then
+			note "Open MPI was installed by test/install-deps.sh"
 			mpi_version=$( (mpirun --version 2>/dev/null || true) | head -1)
 		else
-			note "Open MPI is not installed and install-mpi.sh failed: $(tail -2 "$tmp/install_mpi.log" | paste -sd' ')"
+			note "Open MPI is not installed and installing it failed: $(tail -2 "$tmp/install_mpi.log" | paste -sd' ')"
 		fi
 	fi
 	if command -v mpicc >/dev/null 2>&1; then
