@@ -125,7 +125,7 @@ _PG_init(void)
 							 NULL, NULL, NULL);
 
 	DefineCustomEnumVariable("rdma_exchange.transport_design",
-							 "Endpoint design of the exchanges a query starts (auto: datagrams for unordered exchanges, a reliable design for ordered ones).",
+							 "Endpoint design of the exchanges a query starts (auto: semq_sr for ordered exchanges; for unordered ones sesq_sr over RDMA hardware datagrams, semq_wr otherwise).",
 							 NULL, &rx_transport_design, RX_DESIGN_AUTO,
 							 design_options, PGC_USERSET, 0,
 							 NULL, NULL, NULL);
