@@ -322,6 +322,15 @@ now() { date +%s.%N; }
 # start time for sessions being launched now
 start_at() { awk -v t="$(now)" 'BEGIN { printf "%.3f", t + 0.4 }'; }
 
+# waits for every job given; fails when one failed
+wait_pids() {
+	local p rc=0
+	for p in "$@"; do
+		wait "$p" || rc=1
+	done
+	return "$rc"
+}
+
 # participants C N SQLFN [COMMAND...]: runs at the same moment (each in its
 # own psql, after the COMMANDs) the statement `SQLFN i` on members
 # 0..N-1 of cluster C; their JSON rows go to $tmp/job.out, the start time
@@ -337,9 +346,7 @@ participants() {
 			> "$tmp/job.$i" 2> "$tmp/job.err.$i" &
 		pids+=($!)
 	done
-	for i in "${!pids[@]}"; do
-		wait "${pids[$i]}" || rc=1
-	done
+	wait_pids "${pids[@]}" || rc=1
 	for ((i = 0; i < n; i++)); do grep -h . "$tmp/job.$i" || true; done | grep '^{' > "$tmp/job.out" || true
 	echo "$t" > "$tmp/job.start"
 	[ "$rc" = 0 ] && [ "$(wc -l < "$tmp/job.out")" = "$n" ]
@@ -474,9 +481,7 @@ fi_once() {
 			> "$tmp/job.$i" 2> "$tmp/job.err.$i" &
 		pids+=($!)
 	done
-	for i in "${!pids[@]}"; do
-		wait "${pids[$i]}" || rc=1
-	done
+	wait_pids "${pids[@]}" || rc=1
 	for ((i = 0; i < n; i++)); do grep -h '^{' "$tmp/job.$i" || true; done > "$tmp/job.out"
 	if [ "$rc" = 0 ] && [ "$(wc -l < "$tmp/job.out")" = "$n" ]; then
 		emit kind=fi_sendloop run="$r" provider="$provider" n="$n" messages="$msgs" ranks="@$tmp/job.out"

@@ -74,21 +74,32 @@ rx_design_choose(bool ordered)
 		return design_up(preferred) || !design_up(other) ? preferred : other;
 	}
 	if (rx_shared != NULL && rx_any_ep_ready() && !design_up(design))
-	{
-		int			e = rx_design_ep(design);
-
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("transport design \"%s\" is not available on this member",
-						rx_design_name(design)),
-				 errdetail("Its %s endpoint is not open: %s",
-						   e == RX_EP_DGRAM ? "datagram" : "reliable",
-						   rx_shared->ep_failure[e][0] ? rx_shared->ep_failure[e] :
-						   "the transport worker did not open it."),
-				 errhint("Set rdma_exchange.transport_design to auto, or fix rdma_exchange.%s and restart the server.",
-						 e == RX_EP_DGRAM ? "fabric_provider" : "reliable_provider")));
-	}
+		rx_design_require(design, -1,
+						  psprintf("Set rdma_exchange.transport_design to auto, or fix rdma_exchange.%s and restart the server.",
+								   rx_design_ep(design) == RX_EP_DGRAM ?
+								   "fabric_provider" : "reliable_provider"));
 	return design;
+}
+
+void
+rx_design_require(int design, int exchange_id, const char *hint)
+{
+	int			e = rx_design_ep(design);
+
+	if (design_up(design))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 exchange_id >= 0 ?
+			 errmsg("transport design \"%s\" of exchange %d is not available on this member",
+					rx_design_name(design), exchange_id) :
+			 errmsg("transport design \"%s\" is not available on this member",
+					rx_design_name(design)),
+			 errdetail("Its %s endpoint is not open: %s",
+					   e == RX_EP_DGRAM ? "datagram" : "reliable",
+					   rx_shared->ep_failure[e][0] ? rx_shared->ep_failure[e] :
+					   "the transport worker did not open it."),
+			 errhint("%s", hint)));
 }
 
 const char *

@@ -280,25 +280,14 @@ check_designs(const RxPortSpec *spec)
 		bool		recv = i < spec->nrecv;
 		int			design = recv ? spec->recv_designs[i] :
 			spec->send_designs[i - spec->nrecv];
-		int			e;
+		int			exchange_id = recv ? spec->recv_exchange_ids[i] :
+			spec->send_exchange_ids[i - spec->nrecv];
 
 		if (design <= RX_DESIGN_AUTO || design >= RX_NDESIGNS)
 			elog(ERROR, "invalid transport design %d for exchange %d", design,
-				 recv ? spec->recv_exchange_ids[i] :
-				 spec->send_exchange_ids[i - spec->nrecv]);
-		e = rx_design_ep(design);
-		if (!rx_shared->ep_ready[e])
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("transport design \"%s\" of exchange %d is not available on this member",
-							rx_design_name(design),
-							recv ? spec->recv_exchange_ids[i] :
-							spec->send_exchange_ids[i - spec->nrecv]),
-					 errdetail("Its %s endpoint is not open: %s",
-							   e == RX_EP_DGRAM ? "datagram" : "reliable",
-							   rx_shared->ep_failure[e][0] ? rx_shared->ep_failure[e] :
-							   "the transport worker did not open it."),
-					 errhint("Every member needs the endpoints of the designs the coordinator chooses; see rdma_exchange.transport_design.")));
+				 exchange_id);
+		rx_design_require(design, exchange_id,
+						  "Every member needs the endpoints of the designs the coordinator chooses; see rdma_exchange.transport_design.");
 	}
 }
 

@@ -199,10 +199,17 @@ rx_design_ep(int design)
 	return design == RX_DESIGN_SESQ_SR ? RX_EP_DGRAM : RX_EP_RELIABLE;
 }
 
+/* the buffer class an endpoint receives into and sends from */
+static inline int
+rx_ep_class(int e)
+{
+	return e == RX_EP_DGRAM ? RX_BUF_SMALL : RX_BUF_LARGE;
+}
+
 static inline int
 rx_design_class(int design)
 {
-	return design == RX_DESIGN_SESQ_SR ? RX_BUF_SMALL : RX_BUF_LARGE;
+	return rx_ep_class(rx_design_ep(design));
 }
 
 /* is any endpoint of the data plane up? */

@@ -106,13 +106,13 @@ rx_buffer_pool_stats(PG_FUNCTION_ARGS)
 
 	check_shared();
 	InitMaterializedSRF(fcinfo, 0);
-	for (int cls = 0; cls < RX_BUF_NCLASSES; cls++)
+	for (int e = 0; e < RX_NEPS; e++)
 	{
 		Datum		values[16];
 		bool		nulls[16];
 		uint64		counts[RX_BUF_NSTATES];
 		RxBufClassStats st;
-		int			e = cls == RX_BUF_SMALL ? RX_EP_DGRAM : RX_EP_RELIABLE;
+		int			cls = rx_ep_class(e);
 		int			i = 0;
 
 		bufpool_count_states(cls, counts, &st);

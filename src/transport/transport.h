@@ -58,6 +58,12 @@ typedef struct RxPortSpec
  * and ships the choice with the fragments.
  */
 extern int	rx_design_choose(bool ordered);
+
+/*
+ * An error unless design's endpoint is open on this member; it names the
+ * exchange when exchange_id >= 0, and ends with hint.
+ */
+extern void rx_design_require(int design, int exchange_id, const char *hint);
 extern const char *rx_design_name(int design);
 
 /*

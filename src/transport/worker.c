@@ -1725,7 +1725,7 @@ post_receives(void)
 	for (int e = 0; e < RX_NEPS; e++)
 	{
 		/* a datagram receive keeps room for the provider's prefix */
-		int			cls = e == RX_EP_DGRAM ? RX_BUF_SMALL : RX_BUF_LARGE;
+		int			cls = rx_ep_class(e);
 
 		while (ep_open[e] && nposted[e] < recv_target[e])
 		{
@@ -2515,7 +2515,7 @@ static bool
 open_endpoint(int e, int provider, char *region, Size region_len, int delay_s)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
-	int			cls = e == RX_EP_DGRAM ? RX_BUF_SMALL : RX_BUF_LARGE;
+	int			cls = rx_ep_class(e);
 	bool		opened = false;
 
 	PG_TRY();
