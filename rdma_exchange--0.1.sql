@@ -180,7 +180,9 @@ FROM PUBLIC;
 
 -- Cumulative counters of this server's transport worker (datagrams, bytes,
 -- retransmissions, dropped messages by reason, injected faults) and a few
--- gauges (ports_open, worker_pid).
+-- gauges (ports_open, worker_pid, and datagram_endpoints and
+-- reliable_endpoints: the endpoint sets open of each kind, which the
+-- multi-endpoint designs share their backends among).
 CREATE FUNCTION rdma_exchange.transport_stats(OUT name text, OUT value bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'rx_transport_stats'
@@ -224,8 +226,9 @@ CREATE VIEW rdma_exchange.buffer_pool_stats AS
 -- each member of send_to, receives from each member of recv_from, checks
 -- that each arrives exactly once, in order and intact (errors counts those
 -- that do not), and reports the time taken, over one transport design
--- (sesq_sr, semq_sr, semq_rd or semq_wr).  With stop_after > 0 it asks
--- its sources to stop after that many messages.  For tests and benchmarks.
+-- (sesq_sr, semq_sr, semq_rd, semq_wr or their ME variants).  With
+-- stop_after > 0 it asks its sources to stop after that many messages.
+-- For tests and benchmarks.
 CREATE FUNCTION rdma_exchange.transport_selftest(
 	query_id bigint, token bigint, self int, addrs text[],
 	nmessages bigint, msg_bytes int, send_to int[], recv_from int[],

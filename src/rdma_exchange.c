@@ -18,6 +18,7 @@
 #include "cluster/metadata.h"
 #include "exec/exchange.h"
 #include "planner/planner.h"
+#include "transport/fabric.h"
 #include "transport/transport.h"
 
 PG_MODULE_MAGIC;
@@ -33,6 +34,7 @@ int			rx_max_ports = 64;
 int			rx_credit_window = 256;
 int			rx_reliable_provider = RX_PROVIDER_AUTO;
 int			rx_transport_design = RX_DESIGN_AUTO;
+int			rx_transport_endpoints = 2;
 int			rx_reliable_window = 16;
 int			rx_credit_writeback = 2;
 int			rx_buffer_depth = 0;
@@ -67,6 +69,10 @@ static const struct config_enum_entry design_options[] = {
 	{"semq_sr", RX_DESIGN_SEMQ_SR, false},
 	{"semq_rd", RX_DESIGN_SEMQ_RD, false},
 	{"semq_wr", RX_DESIGN_SEMQ_WR, false},
+	{"mesq_sr", RX_DESIGN_MESQ_SR, false},
+	{"memq_sr", RX_DESIGN_MEMQ_SR, false},
+	{"memq_rd", RX_DESIGN_MEMQ_RD, false},
+	{"memq_wr", RX_DESIGN_MEMQ_WR, false},
 	{NULL, 0, false}
 };
 
@@ -129,6 +135,11 @@ _PG_init(void)
 							 NULL, &rx_transport_design, RX_DESIGN_AUTO,
 							 design_options, PGC_USERSET, 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("rdma_exchange.transport_endpoints",
+							"Endpoints of each kind the transport worker opens for the multi-endpoint designs (mesq_sr, memq_sr, memq_rd, memq_wr); each backend's exchanges send through one of them.",
+							NULL, &rx_transport_endpoints, 2, 1, RX_MAX_EP_SETS,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("rdma_exchange.reliable_credit_window",
 							"Messages a sender may have in flight on one stream of a reliable design before it waits for credit.",

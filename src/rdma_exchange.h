@@ -36,8 +36,10 @@ typedef enum RxProvider
 /*
  * rdma_exchange.transport_design: the endpoint designs of Liu, Yin and
  * Blanas, named as in the paper.  SE: one endpoint set per instance shared
- * by every backend; SQ/MQ: one queue pair for all peers (datagrams) or one
- * per peer (reliable connections).
+ * by every backend; ME: rdma_exchange.transport_endpoints sets, each
+ * serving a share of the backends; SQ/MQ: one queue pair for all peers
+ * (datagrams) or one per peer (reliable connections).  Each ME design is
+ * its SE design on more endpoints, in the same order.
  */
 typedef enum RxDesign
 {
@@ -46,8 +48,27 @@ typedef enum RxDesign
 	RX_DESIGN_SEMQ_SR,			/* Send/Receive over reliable connections */
 	RX_DESIGN_SEMQ_RD,			/* RDMA Read, valid and free rings */
 	RX_DESIGN_SEMQ_WR,			/* RDMA Write with immediate data */
+	RX_DESIGN_MESQ_SR,
+	RX_DESIGN_MEMQ_SR,
+	RX_DESIGN_MEMQ_RD,
+	RX_DESIGN_MEMQ_WR,
 	RX_NDESIGNS
 } RxDesign;
+
+/* does the design use several endpoint sets? */
+static inline bool
+rx_design_multi(int design)
+{
+	return design >= RX_DESIGN_MESQ_SR;
+}
+
+/* the single-endpoint design a design works like */
+static inline int
+rx_design_single(int design)
+{
+	return rx_design_multi(design) ?
+		design - (RX_DESIGN_MESQ_SR - RX_DESIGN_SESQ_SR) : design;
+}
 
 extern bool rx_enable;
 extern int	rx_fabric_provider;
@@ -60,6 +81,7 @@ extern int	rx_max_ports;
 extern int	rx_credit_window;		/* messages in flight per datagram stream */
 extern int	rx_reliable_provider;
 extern int	rx_transport_design;	/* RxDesign */
+extern int	rx_transport_endpoints; /* endpoint sets of the ME designs */
 extern int	rx_reliable_window;		/* messages in flight per reliable stream */
 extern int	rx_credit_writeback;	/* reliable: credit every k receives */
 extern int	rx_buffer_depth;		/* 0: adaptive pool; N: N per stream */

@@ -31,8 +31,9 @@
 #
 # Environment:
 #   PGBIN         PostgreSQL bindir (default: $(pg_config --bindir))
-#   RX_TEST_DESIGNS  transport designs of those extra runs (default:
-#                 "sesq_sr semq_sr semq_rd semq_wr"; empty: none)
+#   RX_TEST_DESIGNS  transport designs of those extra runs (default: all
+#                 eight, "sesq_sr semq_sr semq_rd semq_wr mesq_sr memq_sr
+#                 memq_rd memq_wr"; empty: none)
 #   RX_TEST_PORT  base port of the cluster (default: the first free one
 #                 from 55632); members use PORT..PORT+2, fabric PORT+100..
 #   RX_TAP_PORTS  LOW-HIGH: port range for TAP clusters (see RxCluster.pm)
@@ -59,7 +60,7 @@ regress_tests=()
 tap_tests=()
 # every transport design runs the differential suite and, the designs over
 # reliable connections, the failure tests (RX_TEST_DESIGNS to narrow)
-read -r -a designs <<< "${RX_TEST_DESIGNS-sesq_sr semq_sr semq_rd semq_wr}"
+read -r -a designs <<< "${RX_TEST_DESIGNS-sesq_sr semq_sr semq_rd semq_wr mesq_sr memq_sr memq_rd memq_wr}"
 wanted() {
 	local n
 	[ ${#selection[@]} -eq 0 ] && return 0
@@ -227,7 +228,11 @@ for t in "${tap_tests[@]}"; do
 	tap_runs+=("$t")
 	if [ "$t" = 010_failures ]; then
 		for design in "${designs[@]}"; do
-			[ "$design" = sesq_sr ] || tap_runs+=("$t:$design")
+			# not the datagram designs: 020_faults injects their faults
+			case $design in
+				?esq_sr) ;;
+				*) tap_runs+=("$t:$design") ;;
+			esac
 		done
 	fi
 done

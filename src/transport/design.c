@@ -22,7 +22,8 @@
 #include "transport/shared.h"
 
 static const char *const design_names[RX_NDESIGNS] = {
-	"auto", "sesq_sr", "semq_sr", "semq_rd", "semq_wr"
+	"auto", "sesq_sr", "semq_sr", "semq_rd", "semq_wr",
+	"mesq_sr", "memq_sr", "memq_rd", "memq_wr"
 };
 
 const char *

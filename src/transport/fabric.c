@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * fabric.c
- *	  Every libfabric call of rdma_exchange.  The transport worker opens up
- *	  to two endpoints, each with its own fabric, domain, address vector, a
+ *	  Every libfabric call of rdma_exchange.  The transport worker opens two
+ *	  kinds of endpoint, each with its own fabric, domain, address vector, a
  *	  receive CQ that can be waited on and a send CQ:
  *
  *	  RX_EP_DGRAM     FI_EP_DGRAM with FI_MSG (udp here, a UD QP on verbs):
@@ -12,9 +12,10 @@
  *	                  send/receive, RDMA Read and RDMA Write with immediate
  *	                  data over reliable connections.
  *
- * The buffer pool is registered once per endpoint: where the provider asks
- * for it (FI_MR_LOCAL) on the datagram endpoint, always on the reliable one,
- * whose peers read and write it remotely.  Remote addresses are virtual
+ * Each kind may have more endpoint sets (fabric.h); they live in set 0's
+ * domain.  The buffer pool is registered once per kind: where the provider
+ * asks for it (FI_MR_LOCAL) on the datagram endpoint, always on the
+ * reliable one, whose peers read and write it remotely.  Remote addresses are virtual
  * addresses or offsets into the pool, as the provider's mr_mode says.
  *
  * Everything provider specific is in this file and small: which providers
@@ -60,6 +61,10 @@ typedef struct FabricEp
 	void	   *pool_desc;
 	void	   *ctrl_desc;
 	char	   *region;			/* the pool, for remote offsets */
+	bool		in_set;			/* set 1..: fabric, domain, av, pool_mr are
+								 * set 0's */
+	char		host[RX_FABRIC_ADDR_LEN];	/* set 0: where it is bound */
+	char		service[RX_FABRIC_ADDR_LEN];
 	bool		virt_addr;		/* remote addresses are virtual addresses */
 	bool		string_names;	/* shm: endpoints are named, not host:port */
 	char		name_suffix[64];	/* shm: what the provider appends to a name */
@@ -78,7 +83,7 @@ typedef struct FabricEp
 	Size		prefix_size;
 } FabricEp;
 
-static FabricEp eps[RX_NEPS];
+static FabricEp eps[RX_MAX_ENDPOINTS];
 
 /* the libfabric provider name of a setting, for one kind of endpoint */
 static const char *
@@ -260,6 +265,103 @@ udp_enlarge_socket_buffers(const void *name, size_t namelen)
 							(what), address, fi_strerror(-ret_)))); \
 	} while (0)
 
+/*
+ * The queues and the endpoint itself, in the domain and with the address
+ * vector f already has.
+ */
+static void
+open_queues_and_endpoint(FabricEp *f, const char *address, int recv_depth)
+{
+	struct fi_cq_attr cq_attr;
+	enum fi_wait_obj rx_wait;
+
+	memset(&cq_attr, 0, sizeof(cq_attr));
+	/* DATA: a write with immediate data reports its immediate */
+	cq_attr.format = FI_CQ_FORMAT_DATA;
+	cq_attr.size = Max(recv_depth * 2, 256);
+	cq_attr.wait_obj = FI_WAIT_FD;
+	if (fi_cq_open(f->domain, &cq_attr, &f->rxcq, NULL) != 0)
+	{
+		/* no waitable CQ: the worker polls with a short timeout instead */
+		cq_attr.wait_obj = FI_WAIT_NONE;
+		FI_CHECK(fi_cq_open(f->domain, &cq_attr, &f->rxcq, NULL),
+				 "open the receive completion queue");
+	}
+	rx_wait = cq_attr.wait_obj;
+	cq_attr.wait_obj = FI_WAIT_NONE;
+	cq_attr.size = Max(f->fi->tx_attr->size * 2, 256);
+	FI_CHECK(fi_cq_open(f->domain, &cq_attr, &f->txcq, NULL),
+			 "open the send completion queue");
+
+	FI_CHECK(fi_endpoint(f->domain, f->fi, &f->ep, NULL), "open the endpoint");
+	FI_CHECK(fi_ep_bind(f->ep, &f->av->fid, 0), "bind the address vector");
+	FI_CHECK(fi_ep_bind(f->ep, &f->txcq->fid, FI_TRANSMIT), "bind the send queue");
+	FI_CHECK(fi_ep_bind(f->ep, &f->rxcq->fid, FI_RECV), "bind the receive queue");
+	FI_CHECK(fi_enable(f->ep), "enable the endpoint");
+
+	if (rx_wait == FI_WAIT_FD)
+	{
+		int			fd;
+
+		if (fi_control(&f->rxcq->fid, FI_GETWAIT, &fd) == 0)
+			f->wait_fd = fd;
+	}
+
+	f->prefix_size = (f->fi->mode & FI_MSG_PREFIX) ? f->fi->ep_attr->msg_prefix_size : 0;
+	f->inject_size = f->fi->tx_attr->inject_size;
+	f->string_names = (f->fi->addr_format == FI_ADDR_STR);
+}
+
+/*
+ * One fi_context per buffer and per control slot, and the control slots
+ * for messages that do not fit in an inject.
+ */
+static void
+alloc_contexts(FabricEp *f, const char *address, int nbuffers)
+{
+	f->ncontexts_buf = nbuffers;
+	f->contexts = MemoryContextAllocZero(TopMemoryContext,
+										 sizeof(struct fi_context) * (nbuffers + CTRL_SLOTS));
+	if (f->inject_size < CTRL_SLOT_SIZE)
+	{
+		Size		slots_len = (Size) CTRL_SLOTS * (CTRL_SLOT_SIZE + f->prefix_size);
+
+		f->ctrl_raw = MemoryContextAlloc(TopMemoryContext, slots_len + 4096);
+		f->ctrl_slots = (char *) TYPEALIGN(4096, f->ctrl_raw);
+		if (f->fi->domain_attr->mr_mode & FI_MR_LOCAL)
+		{
+			FI_CHECK(fi_mr_reg(f->domain, f->ctrl_slots, slots_len,
+							   FI_SEND, 0, 1, 0, &f->ctrl_mr, NULL),
+					 "register the control buffers");
+			f->ctrl_desc = fi_mr_desc(f->ctrl_mr);
+		}
+	}
+}
+
+/* what an open endpoint offers; address: its printable bound address */
+static void
+describe(FabricEp *f, const char *address, int recv_depth, RxFabricInfo *out)
+{
+	memset(out, 0, sizeof(*out));
+	strlcpy(out->provider, f->fi->fabric_attr->prov_name, sizeof(out->provider));
+	strlcpy(out->address, address, sizeof(out->address));
+	out->max_msg_size = f->fi->ep_attr->max_msg_size;
+	out->prefix_size = f->prefix_size;
+	out->recv_depth = Min((int) f->fi->rx_attr->size, recv_depth);
+	out->has_wait_fd = (f->wait_fd >= 0);
+	out->registered = (f->pool_mr != NULL);
+}
+
+/* the endpoint's own name, printable, into buf; false if it has none */
+static bool
+bound_name(FabricEp *f, char *name, size_t *namelen, char *buf, size_t buflen)
+{
+	if (fi_getname(&f->ep->fid, name, namelen) != 0)
+		return false;
+	fi_av_straddr(f->av, name, buf, &buflen);
+	return true;
+}
+
 void
 rx_fabric_open(int e, int provider, const char *address, char *region,
 			   Size region_len, int nbuffers, int recv_depth,
@@ -269,14 +371,13 @@ rx_fabric_open(int e, int provider, const char *address, char *region,
 	char		host[RX_FABRIC_ADDR_LEN];
 	char		service[RX_FABRIC_ADDR_LEN];
 	int			err = 0;
-	struct fi_cq_attr cq_attr;
 	struct fi_av_attr av_attr;
-	enum fi_wait_obj rx_wait;
 	char		name[128];
 	size_t		namelen = sizeof(name);
-	size_t		addrlen;
+	char		printable[128];
 	const char *tried;
 
+	Assert(e < RX_NEPS);
 	if (!rx_fabric_split_address(address, host, sizeof(host),
 								 service, sizeof(service)))
 		ereport(ERROR,
@@ -286,6 +387,8 @@ rx_fabric_open(int e, int provider, const char *address, char *region,
 
 	memset(f, 0, sizeof(*f));
 	f->wait_fd = -1;
+	strlcpy(f->host, host, sizeof(f->host));
+	strlcpy(f->service, service, sizeof(f->service));
 	if (provider == RX_PROVIDER_AUTO)
 	{
 		/* verbs when an RDMA device is there, otherwise udp or tcp */
@@ -315,48 +418,13 @@ rx_fabric_open(int e, int provider, const char *address, char *region,
 
 	FI_CHECK(fi_fabric(f->fi->fabric_attr, &f->fabric, NULL), "open the fabric");
 	FI_CHECK(fi_domain(f->fabric, f->fi, &f->domain, NULL), "open the domain");
-
-	memset(&cq_attr, 0, sizeof(cq_attr));
-	/* DATA: a write with immediate data reports its immediate */
-	cq_attr.format = FI_CQ_FORMAT_DATA;
-	cq_attr.size = Max(recv_depth * 2, 256);
-	cq_attr.wait_obj = FI_WAIT_FD;
-	if (fi_cq_open(f->domain, &cq_attr, &f->rxcq, NULL) != 0)
-	{
-		/* no waitable CQ: the worker polls with a short timeout instead */
-		cq_attr.wait_obj = FI_WAIT_NONE;
-		FI_CHECK(fi_cq_open(f->domain, &cq_attr, &f->rxcq, NULL),
-				 "open the receive completion queue");
-	}
-	rx_wait = cq_attr.wait_obj;
-	cq_attr.wait_obj = FI_WAIT_NONE;
-	cq_attr.size = Max(f->fi->tx_attr->size * 2, 256);
-	FI_CHECK(fi_cq_open(f->domain, &cq_attr, &f->txcq, NULL),
-			 "open the send completion queue");
-
 	memset(&av_attr, 0, sizeof(av_attr));
 	av_attr.type = FI_AV_UNSPEC;
 	FI_CHECK(fi_av_open(f->domain, &av_attr, &f->av, NULL), "open the address vector");
+	open_queues_and_endpoint(f, address, recv_depth);
 
-	FI_CHECK(fi_endpoint(f->domain, f->fi, &f->ep, NULL), "open the endpoint");
-	FI_CHECK(fi_ep_bind(f->ep, &f->av->fid, 0), "bind the address vector");
-	FI_CHECK(fi_ep_bind(f->ep, &f->txcq->fid, FI_TRANSMIT), "bind the send queue");
-	FI_CHECK(fi_ep_bind(f->ep, &f->rxcq->fid, FI_RECV), "bind the receive queue");
-	FI_CHECK(fi_enable(f->ep), "enable the endpoint");
-
-	if (rx_wait == FI_WAIT_FD)
-	{
-		int			fd;
-
-		if (fi_control(&f->rxcq->fid, FI_GETWAIT, &fd) == 0)
-			f->wait_fd = fd;
-	}
-
-	f->prefix_size = (f->fi->mode & FI_MSG_PREFIX) ? f->fi->ep_attr->msg_prefix_size : 0;
-	f->inject_size = f->fi->tx_attr->inject_size;
 	f->region = region;
 	f->virt_addr = (f->fi->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
-	f->string_names = (f->fi->addr_format == FI_ADDR_STR);
 
 	/*
 	 * One registration of the whole pool: where the provider needs it for
@@ -373,31 +441,12 @@ rx_fabric_open(int e, int provider, const char *address, char *region,
 				 "register the buffer pool");
 		f->pool_desc = fi_mr_desc(f->pool_mr);
 	}
+	alloc_contexts(f, address, nbuffers);
 
-	f->ncontexts_buf = nbuffers;
-	f->contexts = MemoryContextAllocZero(TopMemoryContext,
-										 sizeof(struct fi_context) * (nbuffers + CTRL_SLOTS));
-	if (f->inject_size < CTRL_SLOT_SIZE)
+	if (!bound_name(f, name, &namelen, printable, sizeof(printable)))
+		strlcpy(printable, address, sizeof(printable));
+	else
 	{
-		Size		slots_len = (Size) CTRL_SLOTS * (CTRL_SLOT_SIZE + f->prefix_size);
-
-		f->ctrl_raw = MemoryContextAlloc(TopMemoryContext, slots_len + 4096);
-		f->ctrl_slots = (char *) TYPEALIGN(4096, f->ctrl_raw);
-		if (f->fi->domain_attr->mr_mode & FI_MR_LOCAL)
-		{
-			FI_CHECK(fi_mr_reg(f->domain, f->ctrl_slots, slots_len,
-							   FI_SEND, 0, 1, 0, &f->ctrl_mr, NULL),
-					 "register the control buffers");
-			f->ctrl_desc = fi_mr_desc(f->ctrl_mr);
-		}
-	}
-
-	memset(out, 0, sizeof(*out));
-	strlcpy(out->provider, f->fi->fabric_attr->prov_name, sizeof(out->provider));
-	if (fi_getname(&f->ep->fid, name, &namelen) == 0)
-	{
-		addrlen = sizeof(out->address);
-		fi_av_straddr(f->av, name, out->address, &addrlen);
 		if (strcmp(f->fi->fabric_attr->prov_name, "udp") == 0)
 			udp_enlarge_socket_buffers(name, namelen);
 		if (f->string_names)
@@ -413,13 +462,55 @@ rx_fabric_open(int e, int provider, const char *address, char *region,
 			strlcpy(f->name_suffix, name + known, sizeof(f->name_suffix));
 		}
 	}
+	describe(f, printable, recv_depth, out);
+}
+
+void
+rx_fabric_open_set(int e, int nbuffers, RxFabricInfo *out)
+{
+	FabricEp   *p = &eps[RX_EP_KIND(e)];
+	FabricEp   *f = &eps[e];
+	int			set = e / RX_NEPS;
+	char		service[RX_FABRIC_ADDR_LEN + 16];
+	char		address[RX_FABRIC_ADDR_LEN * 2];
+	int			err = 0;
+	char		name[128];
+	size_t		namelen = sizeof(name);
+	char		printable[128];
+
+	Assert(set > 0 && p->ep != NULL);
+	/* a port of its own chosen by the kernel; shm: a name of its own */
+	if (p->string_names)
+		snprintf(service, sizeof(service), "%s_%d", p->service, set);
 	else
-		strlcpy(out->address, address, sizeof(out->address));
-	out->max_msg_size = f->fi->ep_attr->max_msg_size;
-	out->prefix_size = f->prefix_size;
-	out->recv_depth = Min((int) f->fi->rx_attr->size, recv_depth);
-	out->has_wait_fd = (f->wait_fd >= 0);
-	out->registered = (f->pool_mr != NULL);
+		strlcpy(service, "0", sizeof(service));
+	snprintf(address, sizeof(address), "%s:%s", p->host, service);
+
+	memset(f, 0, sizeof(*f));
+	f->wait_fd = -1;
+	f->fi = fabric_getinfo(RX_EP_KIND(e), p->fi->fabric_attr->prov_name,
+						   p->host, service, (int) p->fi->rx_attr->size, &err);
+	if (f->fi == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("could not open endpoint set %d at \"%s\"", set, address),
+				 errdetail("fi_getinfo for provider \"%s\" failed: %s.",
+						   p->fi->fabric_attr->prov_name, fi_strerror(-err))));
+
+	/* set 0's fabric, domain, address vector and pool registration */
+	f->in_set = true;
+	f->fabric = p->fabric;
+	f->domain = p->domain;
+	f->av = p->av;
+	f->pool_mr = p->pool_mr;
+	f->pool_desc = p->pool_desc;
+	f->region = p->region;
+	f->virt_addr = p->virt_addr;
+	open_queues_and_endpoint(f, address, (int) p->fi->rx_attr->size);
+	alloc_contexts(f, address, nbuffers);
+	if (!bound_name(f, name, &namelen, printable, sizeof(printable)))
+		strlcpy(printable, address, sizeof(printable));
+	describe(f, printable, (int) p->fi->rx_attr->size, out);
 }
 
 void
@@ -429,20 +520,24 @@ rx_fabric_close(int e)
 
 	if (f->ep)
 		fi_close(&f->ep->fid);
-	if (f->pool_mr)
-		fi_close(&f->pool_mr->fid);
 	if (f->ctrl_mr)
 		fi_close(&f->ctrl_mr->fid);
-	if (f->av)
-		fi_close(&f->av->fid);
 	if (f->txcq)
 		fi_close(&f->txcq->fid);
 	if (f->rxcq)
 		fi_close(&f->rxcq->fid);
-	if (f->domain)
-		fi_close(&f->domain->fid);
-	if (f->fabric)
-		fi_close(&f->fabric->fid);
+	/* a later set shares these with set 0, which closes them */
+	if (!f->in_set)
+	{
+		if (f->pool_mr)
+			fi_close(&f->pool_mr->fid);
+		if (f->av)
+			fi_close(&f->av->fid);
+		if (f->domain)
+			fi_close(&f->domain->fid);
+		if (f->fabric)
+			fi_close(&f->fabric->fid);
+	}
 	if (f->fi)
 		fi_freeinfo(f->fi);
 	if (f->contexts)
@@ -464,7 +559,7 @@ rx_fabric_resolve(int e, const char *address, RxFabricAddr *addr,
 				  const char **reason)
 {
 	static char why[256];
-	FabricEp   *f = &eps[e];
+	FabricEp   *f = &eps[RX_EP_KIND(e)];
 	char		host[RX_FABRIC_ADDR_LEN];
 	char		service[RX_FABRIC_ADDR_LEN];
 	fi_addr_t	fa = FI_ADDR_NOTAVAIL;
@@ -697,11 +792,11 @@ rx_fabric_wait_fd(int e)
 bool
 rx_fabric_trywait(void)
 {
-	struct fid *fids[RX_NEPS];
+	struct fid *fids[1];
 	int			n = 0;
 
-	/* every open endpoint must be idle; each has its own fabric */
-	for (int e = 0; e < RX_NEPS; e++)
+	/* every open endpoint must be idle */
+	for (int e = 0; e < RX_MAX_ENDPOINTS; e++)
 	{
 		if (eps[e].ep == NULL)
 			continue;

@@ -1,12 +1,20 @@
 /*-------------------------------------------------------------------------
  *
  * fabric.h
- *	  The only door to libfabric: the transport worker's endpoints (one for
- *	  datagrams, one reliable with RDMA operations), their completion
+ *	  The only door to libfabric: the transport worker's endpoints (for
+ *	  datagrams, and reliable with RDMA operations), their completion
  *	  queues and address vectors.
  *
  * Only the transport worker calls these.  Buffers are identified by their
  * pool buffer id, which is also how completions are reported back.
+ *
+ * Each kind of endpoint comes in up to RX_MAX_EP_SETS sets: set 0 is bound
+ * to the member's fabric address and receives everything addressed to the
+ * member; sets 1.. (the ME designs: several endpoints, each serving a share
+ * of the backends) send, read and write from an address of their own, in
+ * set 0's domain, so they share its address vector and the pool's one
+ * registration.  An endpoint is named by its index RX_EP_INDEX(kind, set);
+ * the index of set 0 is the kind itself.
  *
  *-------------------------------------------------------------------------
  */
@@ -19,6 +27,12 @@
 #define RX_EP_DGRAM		0		/* FI_EP_DGRAM, FI_MSG */
 #define RX_EP_RELIABLE	1		/* FI_EP_RDM, FI_MSG and FI_RMA */
 #define RX_NEPS			2
+
+/* endpoint sets: set 0 receives, every set sends (see above) */
+#define RX_MAX_EP_SETS	8
+#define RX_MAX_ENDPOINTS	(RX_NEPS * RX_MAX_EP_SETS)
+#define RX_EP_INDEX(kind, set)	((kind) + RX_NEPS * (set))
+#define RX_EP_KIND(e)	((e) % RX_NEPS)
 
 typedef uint64 RxFabricAddr;
 
@@ -57,10 +71,19 @@ extern const char *rx_fabric_unsupported(int e, int provider);
 extern void rx_fabric_open(int e, int provider, const char *address,
 						   char *region, Size region_len, int nbuffers,
 						   int recv_depth, RxFabricInfo *info);
+
+/*
+ * Open endpoint e of set 1 or later next to the open set 0 of its kind,
+ * on an address of its own on the same host; ereport(ERROR) on failure.
+ */
+extern void rx_fabric_open_set(int e, int nbuffers, RxFabricInfo *info);
 extern void rx_fabric_close(int e);
 extern bool rx_fabric_is_open(int e);
 
-/* resolve "host:port" of a peer's endpoint e; false and *reason on failure */
+/*
+ * resolve "host:port" of a peer's endpoint of kind e (its set 0); the
+ * address serves every set of that kind; false and *reason on failure
+ */
 extern bool rx_fabric_resolve(int e, const char *address, RxFabricAddr *addr,
 							  const char **reason);
 

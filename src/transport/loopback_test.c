@@ -82,7 +82,7 @@ rx_selftest_spec(int64 query_id, int64 token, int self, ArrayType *addrs,
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown transport design \"%s\"", design_name),
-				 errhint("Use sesq_sr, semq_sr, semq_rd or semq_wr.")));
+				 errhint("Use sesq_sr, semq_sr, semq_rd, semq_wr, mesq_sr, memq_sr, memq_rd or memq_wr.")));
 
 	memset(spec, 0, sizeof(*spec));
 	spec->query_id = (uint64) query_id;

@@ -321,7 +321,7 @@ reset_port(RxPort *port, const RxPortSpec *spec)
 	port->depth = rx_buffer_depth;
 	for (int i = 0; i < spec->nrecv; i++)
 	{
-		bool		dgram = spec->recv_designs[i] == RX_DESIGN_SESQ_SR;
+		bool		dgram = rx_design_ep(spec->recv_designs[i]) == RX_EP_DGRAM;
 		int			window = port->depth > 0 ? port->depth :
 			dgram ? rx_credit_window : rx_reliable_window;
 

@@ -155,6 +155,7 @@ typedef struct RxTransportShared
 	bool		disabled;		/* the worker gave up until a restart */
 	uint32		worker_generation;	/* bumped at every worker start */
 	bool		ep_ready[RX_NEPS];	/* this endpoint is open */
+	int			ep_sets[RX_NEPS];	/* endpoint sets open of each kind */
 	char		provider[RX_NEPS][32];
 	char		address[RX_NEPS][128];
 	char		failure[320];	/* why the data plane is not up */
@@ -196,7 +197,7 @@ extern void rx_worker_register(void);
 static inline int
 rx_design_ep(int design)
 {
-	return design == RX_DESIGN_SESQ_SR ? RX_EP_DGRAM : RX_EP_RELIABLE;
+	return rx_design_single(design) == RX_DESIGN_SESQ_SR ? RX_EP_DGRAM : RX_EP_RELIABLE;
 }
 
 /* the buffer class an endpoint receives into and sends from */

@@ -90,6 +90,15 @@ rx_transport_stats(PG_FUNCTION_ARGS)
 	values[1] = Int64GetDatum(rx_shared->worker_pid);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 
+	/* endpoint sets open of each kind: the ME designs spread over these */
+	values[0] = CStringGetTextDatum("datagram_endpoints");
+	values[1] = Int64GetDatum(rx_shared->ep_sets[RX_EP_DGRAM]);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+
+	values[0] = CStringGetTextDatum("reliable_endpoints");
+	values[1] = Int64GetDatum(rx_shared->ep_sets[RX_EP_RELIABLE]);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+
 	return (Datum) 0;
 }
 

@@ -179,6 +179,7 @@ typedef struct WPort
 	int			nsend;
 	int			nrecv;
 	bool		uses_ep[RX_NEPS];
+	uint32		turn;			/* ME designs: endpoint set, modulo the sets */
 	int			reserved[RX_BUF_NCLASSES];	/* fixed depth: promised buffers */
 	RxFabricAddr addr[RX_NEPS][RX_MAX_MEMBERS];
 	WSend	   *send;			/* [nsend * nmembers] */
@@ -210,7 +211,9 @@ typedef struct Peer
 } Peer;
 
 static RxFabricInfo finfo[RX_NEPS];
-static bool ep_open[RX_NEPS];
+static bool ep_open[RX_MAX_ENDPOINTS];	/* by RX_EP_INDEX(kind, set) */
+static int	nsets[RX_NEPS];		/* endpoint sets open of each kind */
+static uint32 ports_dealt;		/* ports opened: the next one's set */
 static int	nbuf;
 static Size msg_size[RX_NEPS];	/* header + payload */
 static int	recv_target[RX_NEPS];
@@ -242,6 +245,22 @@ static inline bool
 design_reliable(int design)
 {
 	return design != RX_DESIGN_SESQ_SR;
+}
+
+/*
+ * The endpoint a stream of port w sends from: set 0 of its kind, or for
+ * the ME designs the set the port was dealt when it opened.  Ports are
+ * dealt to the sets in turn, so each set serves a share of the backends
+ * taking part in queries.
+ */
+static int
+stream_endpoint(WPort *w, int design)
+{
+	int			kind = rx_design_ep(design);
+
+	if (!rx_design_multi(design) || nsets[kind] <= 1)
+		return kind;
+	return RX_EP_INDEX(kind, w->turn % nsets[kind]);
 }
 
 /* ---------------------------------------------------------------------
@@ -396,7 +415,7 @@ send_control_ext(WPort *w, int dst, int e, RxHeader *h, const void *ext,
 	if (dst == w->self)
 	{
 		Assert(extlen == 0);
-		handle_control(h, e, NULL);
+		handle_control(h, RX_EP_KIND(e), NULL);
 		return true;
 	}
 	Assert(extlen <= RX_WIRE_MAX_EXT);
@@ -404,13 +423,13 @@ send_control_ext(WPort *w, int dst, int e, RxHeader *h, const void *ext,
 	if (extlen > 0)
 		memcpy(wire + RX_WIRE_HEADER_SIZE, ext, extlen);
 	ret = rx_fabric_send_small(e, wire, RX_WIRE_HEADER_SIZE + extlen,
-							   w->addr[e][dst]);
+							   w->addr[RX_EP_KIND(e)][dst]);
 	if (ret == -FI_EAGAIN)
 	{
 		/* make room and try once more; control messages are soft state */
 		(void) poll_send();
 		ret = rx_fabric_send_small(e, wire, RX_WIRE_HEADER_SIZE + extlen,
-								   w->addr[e][dst]);
+								   w->addr[RX_EP_KIND(e)][dst]);
 	}
 	if (ret != 0)
 	{
@@ -440,16 +459,16 @@ transmit(WPort *w, WSend *ws, int b, int dst, bool retransmission)
 	char	   *hdr = RX_BUF_HEADER(bufpool_buffer(b));
 	RxWireHeader *h = (RxWireHeader *) hdr;
 	Size		len = RX_WIRE_HEADER_SIZE + RX_LE32(h->payload_len);
-	RxFabricAddr to = w->addr[ws->ep][dst];
+	RxFabricAddr to = w->addr[RX_EP_KIND(ws->ep)][dst];
 	int			ret;
 
 	switch (ws->design)
 	{
 		case RX_DESIGN_SESQ_SR:
-			ret = rx_fabric_send(RX_EP_DGRAM, b, bufpool_buffer(b), len, to);
+			ret = rx_fabric_send(ws->ep, b, bufpool_buffer(b), len, to);
 			break;
 		case RX_DESIGN_SEMQ_SR:
-			ret = rx_fabric_send(RX_EP_RELIABLE, b, hdr, len, to);
+			ret = rx_fabric_send(ws->ep, b, hdr, len, to);
 			break;
 		case RX_DESIGN_SEMQ_RD:
 			{
@@ -459,11 +478,11 @@ transmit(WPort *w, WSend *ws, int b, int dst, bool retransmission)
 				/* the notice is the message's header, typed PULL */
 				memcpy(wire, hdr, RX_WIRE_HEADER_SIZE);
 				((RxWireHeader *) wire)->type = RX_WIRE_PULL;
-				rx_fabric_remote_ref(RX_EP_RELIABLE, hdr, &pull.addr, &pull.key);
+				rx_fabric_remote_ref(ws->ep, hdr, &pull.addr, &pull.key);
 				pull.addr = RX_LE64(pull.addr);
 				pull.key = RX_LE64(pull.key);
 				memcpy(wire + RX_WIRE_HEADER_SIZE, &pull, sizeof(pull));
-				ret = rx_fabric_send_small(RX_EP_RELIABLE, wire, sizeof(wire), to);
+				ret = rx_fabric_send_small(ws->ep, wire, sizeof(wire), to);
 				if (ret == 0)
 				{
 					/* the buffer itself is not in flight: the peer reads it */
@@ -482,7 +501,7 @@ transmit(WPort *w, WSend *ws, int b, int dst, bool retransmission)
 				/* the credit the backend used was backed by a LEND */
 				Assert(wbufs[b].seq < ws->lent_known);
 				rb = &ws->ring[wbufs[b].seq % ws->ring_size];
-				ret = rx_fabric_write_imm(RX_EP_RELIABLE, b, hdr, len, to,
+				ret = rx_fabric_write_imm(ws->ep, b, hdr, len, to,
 										  rb->addr, rb->key,
 										  (uint64) rb->bufid | ((uint64) len << 32));
 			}
@@ -875,18 +894,19 @@ send_lend(WPort *w, int ridx, int src, uint64 seq, int b)
 {
 	RxHeader	h;
 	RxWireLend	lend;
+	int			e = WRECV(w, ridx, src)->ep;
 
 	memset(&h, 0, sizeof(h));
 	h.type = RX_WIRE_LEND;
 	h.exchange_id = w->sh->spec.recv_exchange_ids[ridx];
 	h.seq = seq;
-	rx_fabric_remote_ref(RX_EP_RELIABLE, RX_BUF_HEADER(bufpool_buffer(b)),
+	rx_fabric_remote_ref(e, RX_BUF_HEADER(bufpool_buffer(b)),
 						 &lend.addr, &lend.key);
 	lend.addr = RX_LE64(lend.addr);
 	lend.key = RX_LE64(lend.key);
 	lend.bufid = RX_LE32((uint32) b);
 	lend.reserved = 0;
-	return send_control_ext(w, src, RX_EP_RELIABLE, &h, &lend, sizeof(lend));
+	return send_control_ext(w, src, e, &h, &lend, sizeof(lend));
 }
 
 /*
@@ -1405,7 +1425,8 @@ issue_read(int b)
 	memcpy(&pull, RX_BUF_HEADER(bufpool_buffer(b)) + RX_WIRE_HEADER_SIZE,
 		   sizeof(pull));
 	wbufs[b].reading = true;
-	ret = rx_fabric_read(RX_EP_RELIABLE, b, RX_BUF_HEADER(bufpool_buffer(b)),
+	ret = rx_fabric_read(WRECV(w, ridx, h->src_member)->ep, b,
+						 RX_BUF_HEADER(bufpool_buffer(b)),
 						 RX_WIRE_HEADER_SIZE + h->payload_len,
 						 w->addr[RX_EP_RELIABLE][h->src_member],
 						 RX_LE64(pull.addr), RX_LE64(pull.key));
@@ -1650,6 +1671,7 @@ poll_recv(void)
 	RxCompletion c[POLL_BATCH];
 	int			total = 0;
 
+	/* set 0 of each kind: peers send and write only there */
 	for (int e = 0; e < RX_NEPS; e++)
 	{
 		int			n;
@@ -1687,7 +1709,7 @@ poll_send(void)
 	RxCompletion c[POLL_BATCH];
 	int			total = 0;
 
-	for (int e = 0; e < RX_NEPS; e++)
+	for (int e = 0; e < RX_MAX_ENDPOINTS; e++)
 	{
 		int			n;
 
@@ -1793,6 +1815,7 @@ open_port(int slot)
 	w->nmembers = spec->nmembers;
 	w->nsend = spec->nsend;
 	w->nrecv = spec->nrecv;
+	w->turn = ports_dealt++;
 	for (int i = 0; i < w->nrecv; i++)
 		w->uses_ep[rx_design_ep(spec->recv_designs[i])] = true;
 	for (int i = 0; i < w->nsend; i++)
@@ -1842,8 +1865,8 @@ open_port(int slot)
 		rx_buflist_init(&ws->unacked);
 		ws->last_heard = now;
 		ws->backoff = 1;
-		ws->design = spec->send_designs[i / w->nmembers];
-		ws->ep = rx_design_ep(ws->design);
+		ws->design = rx_design_single(spec->send_designs[i / w->nmembers]);
+		ws->ep = stream_endpoint(w, spec->send_designs[i / w->nmembers]);
 		if (ws->design == RX_DESIGN_SEMQ_WR)
 		{
 			/* the receiver's window, whatever our settings: at most 1024 */
@@ -1856,8 +1879,8 @@ open_port(int slot)
 	{
 		WRecv	   *wr = &w->recv[i];
 
-		wr->design = spec->recv_designs[i / w->nmembers];
-		wr->ep = rx_design_ep(wr->design);
+		wr->design = rx_design_single(spec->recv_designs[i / w->nmembers]);
+		wr->ep = stream_endpoint(w, spec->recv_designs[i / w->nmembers]);
 		wr->window = p->recv_window[i / w->nmembers];
 		wr->k = p->recv_ack_every[i / w->nmembers];
 		if (wr->design == RX_DESIGN_SEMQ_WR)
@@ -2433,8 +2456,10 @@ worker_shmem_exit(int code, Datum arg)
 	rx_shared->worker_pid = 0;
 	rx_shared->worker_latch = NULL;
 	memset(rx_shared->ep_ready, 0, sizeof(rx_shared->ep_ready));
+	memset(rx_shared->ep_sets, 0, sizeof(rx_shared->ep_sets));
 	SpinLockRelease(&rx_shared->mutex);
-	for (int e = 0; e < RX_NEPS; e++)
+	/* sets 1.. live in set 0's domain: close them first */
+	for (int e = RX_MAX_ENDPOINTS - 1; e >= 0; e--)
 		rx_fabric_close(e);
 }
 
@@ -2576,6 +2601,57 @@ open_endpoint(int e, int provider, char *region, Size region_len, int delay_s)
 }
 
 /*
+ * The further endpoint sets of an open kind, for the ME designs.  One that
+ * cannot be opened leaves the ME designs with the sets opened before it
+ * (at least set 0: then they work as their SE designs), and says so.
+ */
+static void
+open_endpoint_sets(int kind)
+{
+	nsets[kind] = 1;
+	for (int set = 1; set < rx_transport_endpoints; set++)
+	{
+		int			e = RX_EP_INDEX(kind, set);
+		RxFabricInfo info;
+		MemoryContext oldcxt = CurrentMemoryContext;
+
+		PG_TRY();
+		{
+			rx_fabric_open_set(e, nbuf, &info);
+			ep_open[e] = true;
+			nsets[kind]++;
+		}
+		PG_CATCH();
+		{
+			ErrorData  *edata;
+
+			MemoryContextSwitchTo(oldcxt);
+			edata = CopyErrorData();
+			FlushErrorState();
+			ereport(LOG,
+					(errcode(edata->sqlerrcode),
+					 errmsg("rdma_exchange %s endpoint set %d not started: %s",
+							kind == RX_EP_DGRAM ? "datagram" : "reliable",
+							set, edata->message),
+					 edata->detail ? errdetail("%s", edata->detail) : 0,
+					 errhint("The multi-endpoint designs use %d endpoint set(s) of this kind.",
+							 nsets[kind])));
+			FreeErrorData(edata);
+		}
+		PG_END_TRY();
+		if (!ep_open[e])
+		{
+			rx_fabric_close(e);
+			break;
+		}
+		ereport(LOG,
+				(errmsg("rdma_exchange transport %s endpoint set %d at %s (provider %s)",
+						kind == RX_EP_DGRAM ? "datagram" : "reliable", set,
+						info.address, info.provider)));
+	}
+}
+
+/*
  * Open the endpoints.  An endpoint whose provider cannot work is left
  * closed for good (the designs on it then fail with its reason); one that
  * fails otherwise (a busy address, a missing device) is tried again, less
@@ -2659,10 +2735,15 @@ open_data_plane(void)
 		worker_absorb_signals();
 	}
 
+	for (int e = 0; e < RX_NEPS; e++)
+		if (ep_open[e])
+			open_endpoint_sets(e);
+
 	SpinLockAcquire(&rx_shared->mutex);
 	for (int e = 0; e < RX_NEPS; e++)
 	{
 		rx_shared->ep_ready[e] = ep_open[e];
+		rx_shared->ep_sets[e] = nsets[e];
 		if (!ep_open[e])
 			continue;
 		strlcpy(rx_shared->provider[e], finfo[e].provider, sizeof(rx_shared->provider[e]));
@@ -2707,10 +2788,10 @@ rx_transport_worker_main(Datum main_arg)
 	maxpeers = 16;
 	peers = MemoryContextAllocZero(TopMemoryContext, sizeof(Peer) * maxpeers);
 
-	wes = CreateWaitEventSet(TopMemoryContext, 2 + RX_NEPS);
+	wes = CreateWaitEventSet(TopMemoryContext, 2 + RX_MAX_ENDPOINTS);
 	AddWaitEventToSet(wes, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
 	AddWaitEventToSet(wes, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
-	for (int e = 0; e < RX_NEPS; e++)
+	for (int e = 0; e < RX_MAX_ENDPOINTS; e++)
 	{
 		if (!ep_open[e])
 			continue;
