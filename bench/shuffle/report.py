@@ -26,8 +26,11 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-DESIGNS = [("sesq_sr", "udp"), ("semq_sr", "tcp"), ("semq_rd", "tcp"), ("semq_wr", "tcp"),
-           ("semq_sr", "shm"), ("semq_rd", "shm"), ("semq_wr", "shm")]
+SE_DESIGNS = [("sesq_sr", "udp"), ("semq_sr", "tcp"), ("semq_rd", "tcp"), ("semq_wr", "tcp"),
+              ("semq_sr", "shm"), ("semq_rd", "shm"), ("semq_wr", "shm")]
+# the same on rdma_exchange.transport_endpoints endpoint sets (n = 3 only)
+ME_DESIGNS = [("me" + des[2:], prov) for des, prov in SE_DESIGNS]
+DESIGNS = SE_DESIGNS + ME_DESIGNS
 ROWKINDS = [("n16", "16 B rows (k bigint, v bigint)"), ("li", "lineitem rows (16 TPC-H columns)")]
 ROWSHORT = {"n16": "16 B", "li": "lineitem"}
 MODES = ["repartition", "broadcast"]
@@ -105,13 +108,25 @@ def load(path):
         shuffle[key].append(shuffle_point(r))
     shuffle = {k: summarize(v) for k, v in shuffle.items()}
 
-    transport = defaultdict(list)    # (design, provider, n) -> per-run MB/s per member
+    # (design, provider, n) -> per-run MB/s per member, one session a member;
+    # (design, provider, n, sessions) -> the same with several at once, a
+    # member's MB/s being all its sessions' bytes / its slowest session
+    transport = defaultdict(list)
+    transport_multi = defaultdict(list)
     transport_bad = defaultdict(int)
     for r in recs:
         if r["kind"] == "transport" and "error" not in r:
             ms = r["members"]
-            transport[(r["design"], r["provider"], r["n"])].append(
-                statistics.mean(m["bytes"] / m["seconds"] / 1e6 for m in ms))
+            k = r.get("sessions", 1)
+            per_member = defaultdict(lambda: [0, 0.0])
+            for m in ms:
+                per_member[m["member"]][0] += m["bytes"]
+                per_member[m["member"]][1] = max(per_member[m["member"]][1], m["seconds"])
+            mbs = statistics.mean(b / sec / 1e6 for b, sec in per_member.values())
+            if k == 1:
+                transport[(r["design"], r["provider"], r["n"])].append(mbs)
+            else:
+                transport_multi[(r["design"], r["provider"], r["n"], k)].append(mbs)
             transport_bad[(r["design"], r["provider"], r["n"])] += sum(m["errors"] for m in ms)
 
     fi = defaultdict(list)           # (provider, n) -> per-run MB/s per rank
@@ -143,6 +158,7 @@ def load(path):
 
     return {"meta": meta, "end": end, "errors": errors, "shuffle": shuffle, "sampled": sampled,
             "transport": {k: (med(v), len(v)) for k, v in transport.items()},
+            "transport_multi": {k: (med(v), len(v)) for k, v in transport_multi.items()},
             "transport_bad": transport_bad,
             "fi": {k: (med(v), len(v)) for k, v in fi.items()}, "fi_lost": fi_lost, "fi_msg": fi_msg,
             "mpi": {k: (med([x["rows_per_s"] for x in v]), med([x["mb_per_s"] for x in v]), len(v),
@@ -346,7 +362,7 @@ def write_report(d, out):
         L.append("|---|---|---|---|---|---|---|---|---|---|")
         for n in NS:
             for mode in MODES:
-                for des, prov in DESIGNS:
+                for des, prov in DESIGNS if n == 3 else SE_DESIGNS:
                     s = d["shuffle"].get((des, prov, n, row, mode, 0))
                     if not s:
                         L.append(f"| {n} | {mode} | {des} | {prov} | failed / not run | | | | | 0 |")
@@ -384,7 +400,7 @@ def write_report(d, out):
              "runs | transport errors | fi_sendloop lost |")
     L.append("|---|---|---|---|---|---|---|---|---|")
     for n in NS:
-        for des, prov in DESIGNS:
+        for des, prov in DESIGNS if n == 3 else SE_DESIGNS:
             t = d["transport"].get((des, prov, n))
             f = d["fi"].get((prov, n))
             L.append(f"| {n} | {prov} | {des} | {fmt_mb(t[0]) if t else '-'} | {fmt_mb(f[0]) if f else '-'} | "
@@ -396,6 +412,24 @@ def write_report(d, out):
     L.append("")
     L.append(f"fi_sendloop message sizes: {', '.join(f'{p} {s} B' for p, s in sorted(d['fi_msg'].items()))}.  "
              "udp lost = datagrams the kernel dropped (fi_sendloop does not retransmit; sesq_sr does).")
+    L.append("")
+
+    L.append("## Single and multiple endpoints (SE, ME)")
+    L.append("")
+    L.append("The ME designs send through one of `rdma_exchange.transport_endpoints` (2) endpoint sets of the "
+             "transport worker, dealt to the backends' ports in turn; the SE designs through set 0.  "
+             "transport_selftest all-to-all, 64 KiB messages, 3 members, with one and with two backends a "
+             "member at once (each its own query); MB/s per member, all its backends together.")
+    L.append("")
+    L.append("| provider | design | 1 backend a member | 2 backends a member | runs |")
+    L.append("|---|---|---|---|---|")
+    for des, prov in DESIGNS:
+        one = d["transport"].get((des, prov, 3))
+        two = d["transport_multi"].get((des, prov, 3, 2))
+        if not one and not two:
+            continue
+        L.append(f"| {prov} | {des} | {fmt_mb(one[0]) if one else '-'} | {fmt_mb(two[0]) if two else '-'} | "
+                 f"{one[1] if one else 0}/{two[1] if two else 0} |")
     L.append("")
 
     L.append("## Buffer pool: adaptive vs fixed depth (3 members, lineitem repartition)")
@@ -458,6 +492,8 @@ def write_report(d, out):
 COLORS = {("sesq_sr", "udp"): "#7f7f7f", ("semq_sr", "tcp"): "#1f4e79", ("semq_rd", "tcp"): "#2e75b6",
           ("semq_wr", "tcp"): "#9dc3e6", ("semq_sr", "shm"): "#7b3f00", ("semq_rd", "shm"): "#c55a11",
           ("semq_wr", "shm"): "#f4b183"}
+# an ME design has its SE design's colour, hatched
+COLORS.update({me: COLORS[se] for me, se in zip(ME_DESIGNS, SE_DESIGNS)})
 
 
 def plot_shuffle(d, out):
@@ -474,6 +510,7 @@ def plot_shuffle(d, out):
                 continue
             x = gi + (di - (len(DESIGNS) - 1) / 2) * width
             ax.bar(x, s["input_rows_s"], width, color=COLORS[dp], edgecolor="white", linewidth=0.3,
+                   hatch="///" if dp in ME_DESIGNS else None,
                    label=f"{dp[0]} / {dp[1]}" if gi == 0 or f"{dp}" not in used else None)
             used.add(f"{dp}")
         if mode != "repartition":

@@ -16,7 +16,8 @@
 #   shuffle     rdma_exchange.shuffle_selftest() on all n members at once
 #               (started together with pg_sleep_until): modes repartition
 #               and broadcast, designs sesq_sr (udp datagrams), semq_sr,
-#               semq_rd, semq_wr on tcp and on shm, adaptive buffer pool;
+#               semq_rd, semq_wr on tcp and on shm, and with n = 3 their
+#               ME variants (mesq_sr, memq_*), adaptive buffer pool;
 #               the 3-member lineitem repartition with semq_sr on tcp and
 #               with sesq_sr also with fixed rdma_exchange.buffer_depth
 #               2, 4, 8, 16, 32, 64, and once more adaptive and depth 8
@@ -24,7 +25,9 @@
 #               every 5 ms (pool.png)
 #   transport   rdma_exchange.transport_selftest(): the transport alone,
 #               all-to-all 64 KiB messages (1408 B payloads for sesq_sr),
-#               every design and provider, n = 2 and 3
+#               every design and provider, n = 2 and 3; SE against ME
+#               (semq_sr/memq_sr, semq_wr/memq_wr, tcp and shm) also with
+#               two backends a member at once
 #   fi_sendloop raw libfabric all-to-all bandwidth (baselines/fi_sendloop.c),
 #               providers udp (1472 B), tcp and shm (64 KiB), n = 2 and 3
 #   mpi         MPI_Alltoallv (baselines/mpi_alltoallv.c, Open MPI) over
@@ -45,7 +48,10 @@
 # mpirun run as the test user (rdmax, test/common.sh).  The extension must
 # be installed.  Everything it starts is stopped and removed on exit.
 #
-# Environment: RX_SHUFFLE_OUT (directory of the results, default
+# Environment: RX_SHUFFLE_JOBS (an extended regular expression: only the
+# measurements whose line in the job list matches, e.g. "shuffle tcp 3 li
+# repartition (semq|memq)_sr", for a quick look; the report then has gaps),
+# RX_SHUFFLE_OUT (directory of the results, default
 # bench/shuffle/results), RX_SHUFFLE_DIR (work directory, default
 # /tmp/rx_shuffle_bench; removed at exit), RX_SHUFFLE_PORT (P, default
 # 56700): the tcp cluster's members listen on P..P+2, the shm cluster's on
@@ -336,20 +342,22 @@ wait_pids() {
 # 0..N-1 of cluster C; their JSON rows go to $tmp/job.out, the start time
 # to $tmp/job.start.  Fails unless every member answered.
 participants() {
-	local c=$1 n=$2 sqlfn=$3 t i pids=() rc=0 cmds=()
-	shift 3
+	local c=$1 n=$2 k=$3 sqlfn=$4 t i j pids=() rc=0 cmds=()
+	shift 4
 	for i in "$@"; do cmds+=(-c "$i"); done
 	t=$(start_at)
 	for ((i = 0; i < n; i++)); do
-		psqlx "$c" "$i" -c "SET statement_timeout = '150s'" "${cmds[@]}" \
-			-c "SELECT pg_sleep_until(to_timestamp($t))" -c "$("$sqlfn" "$i")" \
-			> "$tmp/job.$i" 2> "$tmp/job.err.$i" &
-		pids+=($!)
+		for ((j = 0; j < k; j++)); do
+			psqlx "$c" "$i" -c "SET statement_timeout = '150s'" "${cmds[@]}" \
+				-c "SELECT pg_sleep_until(to_timestamp($t))" -c "$("$sqlfn" "$i" "$j")" \
+				> "$tmp/job.$i.$j" 2> "$tmp/job.err.$i.$j" &
+			pids+=($!)
+		done
 	done
 	wait_pids "${pids[@]}" || rc=1
-	for ((i = 0; i < n; i++)); do grep -h . "$tmp/job.$i" || true; done | grep '^{' > "$tmp/job.out" || true
+	cat "$tmp"/job.[0-9]*.[0-9]* 2>/dev/null | grep '^{' > "$tmp/job.out" || true
 	echo "$t" > "$tmp/job.start"
-	[ "$rc" = 0 ] && [ "$(wc -l < "$tmp/job.out")" = "$n" ]
+	[ "$rc" = 0 ] && [ "$(wc -l < "$tmp/job.out")" = "$((n * k))" ]
 }
 
 # one shuffle_selftest on every participant at once; writes one JSON line
@@ -362,7 +370,7 @@ shuffle_once() {
 	rm -f "$tmp"/job.* "$tmp"/sample.*
 	if [ "$sample" = 1 ]; then
 		local cls=large tag="s$qid"
-		[ "$design" = sesq_sr ] && cls=small
+		case $design in ?esq_sr) cls=small ;; esac
 		psqlx "$c" 0 -c "SET statement_timeout = '150s'" -c "
 CREATE TEMP TABLE s (t float8, inuse bigint, reserved bigint);
 DO \$\$
@@ -382,7 +390,7 @@ END \$\$;" -c "SELECT coalesce(json_agg(json_build_array(round(t::numeric, 4), i
 	shuffle_sql() {
 		echo "SELECT row_to_json(s) FROM (SELECT $1 AS member, * FROM rdma_exchange.shuffle_selftest($qid, $token, $1, '$addrs', '$tbl', '$mode', '$design')) s"
 	}
-	participants "$c" "$n" shuffle_sql "SET rdma_exchange.buffer_depth = $depth" || rc=1
+	participants "$c" "$n" 1 shuffle_sql "SET rdma_exchange.buffer_depth = $depth" || rc=1
 	if [ -n "$spid" ]; then
 		sleep 0.2
 		psqlx "$c" 0 -c "INSERT INTO rx_bench_stop VALUES ('s$qid')" >/dev/null || rc=1
@@ -391,18 +399,21 @@ END \$\$;" -c "SELECT coalesce(json_agg(json_build_array(round(t::numeric, 4), i
 	return "$rc"
 }
 
-# one transport_selftest all-to-all on every participant at once
+# one transport_selftest all-to-all on every participant at once; with
+# k > 1, k of them at once on every participant (k backends a member, each
+# its own query)
 transport_once() {
-	local c=$1 n=$2 design=$3 msgs=$4
-	local qid token addrs
-	qid=$(rand64) token=$(rand64) addrs=$(addrs_of "$c" "$n")
+	local c=$1 n=$2 design=$3 msgs=$4 k=${5:-1}
+	local qids=() tokens=() addrs j
+	for ((j = 0; j < k; j++)); do qids+=("$(rand64)") tokens+=("$(rand64)"); done
+	addrs=$(addrs_of "$c" "$n")
 	rm -f "$tmp"/job.*
 	transport_sql() {
 		local others
 		others=$(seq 0 $((n - 1)) | grep -vx "$1" | paste -sd,)
-		echo "SELECT row_to_json(s) FROM (SELECT $1 AS member, * FROM rdma_exchange.transport_selftest($qid, $token, $1, '$addrs', $msgs, 65536, '{$others}', '{$others}', 1, 0, '$design')) s"
+		echo "SELECT row_to_json(s) FROM (SELECT $1 AS member, $2 AS session, * FROM rdma_exchange.transport_selftest(${qids[$2]}, ${tokens[$2]}, $1, '$addrs', $msgs, 65536, '{$others}', '{$others}', 1, 0, '$design')) s"
 	}
-	participants "$c" "$n" transport_sql
+	participants "$c" "$n" "$k" transport_sql
 }
 
 # the error output of the last job, on one line
@@ -421,7 +432,7 @@ print("%.3f s, %.0f %s/s" % (s, sum(m[key] for m in ms) / s, "rows" if key == "r
 job_shuffle() {
 	local r=$1 c=$2 n=$3 kind=$4 mode=$5 design=$6 depth=$7 sample=${8:-0}
 	local provider=$c try
-	[ "$design" = sesq_sr ] && provider=udp
+	case $design in ?esq_sr) provider=udp ;; esac
 	for try in 1 2; do
 		if shuffle_once "$c" "$n" "$kind" "$mode" "$design" "$depth" "$sample"; then
 			local extra=()
@@ -442,19 +453,20 @@ job_shuffle() {
 }
 
 job_transport() {
-	local r=$1 c=$2 n=$3 design=$4 provider=$2 msgs=2000 try
-	[ "$design" = sesq_sr ] && { provider=udp; msgs=20000; }
+	local r=$1 c=$2 n=$3 design=$4 k=${5:-1} provider=$2 msgs=2000 try
+	case $design in ?esq_sr) provider=udp; msgs=20000 ;; esac
 	for try in 1 2; do
-		if transport_once "$c" "$n" "$design" "$msgs"; then
+		if transport_once "$c" "$n" "$design" "$msgs" "$k"; then
 			emit kind=transport run="$r" cluster="$c" provider="$provider" design="$design" n="$n" \
-				messages="$msgs" members="@$tmp/job.out"
+				sessions="$k" messages="$msgs" members="@$tmp/job.out"
 			job_summary
 			return 0
 		fi
 		log "  failed (try $try): $(job_errors)"
 		[ "$try" = 1 ] && restart_cluster "$c"
 	done
-	emit kind=transport run="$r" cluster="$c" provider="$provider" design="$design" n="$n" error="$(job_errors)"
+	emit kind=transport run="$r" cluster="$c" provider="$provider" design="$design" n="$n" \
+		sessions="$k" error="$(job_errors)"
 	echo "FAILED"
 }
 
@@ -581,11 +593,16 @@ job_gather() {
 
 # ---------------------------------------------------------------- warm-up
 
+# "cluster design" of every configuration: the SE designs, and the ME
+# designs (rdma_exchange.transport_endpoints = 2, the default)
+se_designs=("tcp sesq_sr" "tcp semq_sr" "tcp semq_rd" "tcp semq_wr" "shm semq_sr" "shm semq_rd" "shm semq_wr")
+me_designs=("tcp mesq_sr" "tcp memq_sr" "tcp memq_rd" "tcp memq_wr" "shm memq_sr" "shm memq_rd" "shm memq_wr")
+
 # one untimed run per design (connections, caches), and the lineitem row
 # width on the wire for the MPI baseline
 log "warm-up"
 li_width=
-for cd in "tcp sesq_sr" "tcp semq_sr" "tcp semq_rd" "tcp semq_wr" "shm semq_sr" "shm semq_rd" "shm semq_wr"; do
+for cd in "${se_designs[@]}" "${me_designs[@]}"; do
 	read -r c d <<<"$cd"
 	if shuffle_once "$c" 3 li repartition "$d" 0 0 || { restart_cluster "$c" && shuffle_once "$c" 3 li repartition "$d" 0 0; }; then
 		emit kind=warmup cluster="$c" design="$d" members="@$tmp/job.out"
@@ -610,15 +627,19 @@ emit kind=meta rows="$rows" runs="$runs" command="bash bench/shuffle/run.sh $row
 joblist="$tmp/joblist"
 {
 	for n in 2 3; do
+		# the ME designs with 3 members only: with one backend a member
+		# they differ from SE only in the endpoint they send from
+		designs=("${se_designs[@]}")
+		[ "$n" = 3 ] && designs+=("${me_designs[@]}")
 		for kind in n16 li; do
 			for mode in repartition broadcast; do
-				for cd in "tcp sesq_sr" "tcp semq_sr" "tcp semq_rd" "tcp semq_wr" "shm semq_sr" "shm semq_rd" "shm semq_wr"; do
+				for cd in "${designs[@]}"; do
 					read -r c d <<<"$cd"
 					echo "shuffle $c $n $kind $mode $d 0"
 				done
 			done
 		done
-		for cd in "tcp sesq_sr" "tcp semq_sr" "tcp semq_rd" "tcp semq_wr" "shm semq_sr" "shm semq_rd" "shm semq_wr"; do
+		for cd in "${designs[@]}"; do
 			echo "transport ${cd% *} $n ${cd#* }"
 		done
 		if [ "$have_fi" = 1 ]; then
@@ -631,6 +652,10 @@ joblist="$tmp/joblist"
 			for kind in n16 li; do echo "copy $n $kind"; done
 		fi
 	done
+	# SE against ME where they can differ: two backends a member at once
+	for cd in "tcp semq_sr" "tcp memq_sr" "tcp semq_wr" "tcp memq_wr" "shm semq_sr" "shm memq_sr" "shm semq_wr" "shm memq_wr"; do
+		echo "transport ${cd% *} 3 ${cd#* } 2"
+	done
 	for d in semq_sr sesq_sr; do
 		for depth in 2 4 8 16 32 64; do echo "shuffle tcp 3 li repartition $d $depth"; done
 		echo "shuffle tcp 3 li repartition $d 0 1"
@@ -641,6 +666,10 @@ joblist="$tmp/joblist"
 		echo "gather $kind off"
 	done
 } > "$joblist"
+if [ -n "${RX_SHUFFLE_JOBS:-}" ]; then
+	grep -E -- "$RX_SHUFFLE_JOBS" "$joblist" > "$joblist.sel" || true
+	mv "$joblist.sel" "$joblist"
+fi
 njobs=$(wc -l < "$joblist")
 
 for ((r = 1; r <= runs; r++)); do
