@@ -367,6 +367,7 @@ reset_port(RxPort *port, const RxPortSpec *spec)
 			pg_atomic_write_u64(&rs->advertised, 0);
 			pg_atomic_write_u64(&rs->duplicates, 0);
 			pg_atomic_write_u64(&rs->peak, 0);
+			pg_atomic_write_u32(&rs->ack_every, 0);
 			rs->msgs = rs->bytes = 0;
 		}
 }
@@ -783,10 +784,12 @@ rx_release(RxPort *port, RxMessage *msg)
 	{
 		RxRecvStream *rs = &port->recv[RX_STREAM(ridx, msg->source)];
 		uint64		c = pg_atomic_read_u64(&rs->consumed) + 1;
+		uint32		k = pg_atomic_read_u32(&rs->ack_every);
 
 		pg_atomic_write_u64(&rs->consumed, c);
-		/* credit goes back every k messages */
-		if (c - pg_atomic_read_u64(&rs->advertised) >= (uint64) port->recv_ack_every[ridx])
+		/* credit goes back every k messages (the worker may adapt k) */
+		if (c - pg_atomic_read_u64(&rs->advertised) >=
+			(uint64) (k > 0 ? k : port->recv_ack_every[ridx]))
 			rx_port_notify(port, RX_EV_CREDIT);
 	}
 	if (pg_atomic_read_u32(&rx_shared->buffer_waiters) != 0 &&

@@ -4,8 +4,12 @@
  *	  The transport worker: one background worker per instance that owns
  *	  the fabric and moves messages between the ports of all members.
  *
- * Every design of rdma_exchange.transport_design runs here, one endpoint
- * per kind shared by every backend of the instance (the paper's SE):
+ * Every design of rdma_exchange.transport_design runs here.  The SE
+ * designs send through set 0 of their kind of endpoint, shared by every
+ * backend of the instance; the ME designs (mesq_sr, memq_sr, memq_rd,
+ * memq_wr) work as their SE designs but send through the endpoint set
+ * their port was dealt (rdma_exchange.transport_endpoints sets; set 0
+ * receives for all):
  *
  *	sesq_sr  Send/Receive over unreliable datagrams (the paper's SR over
  *	         UD), made reliable here, see below;
@@ -40,7 +44,8 @@
  *	  drops duplicates;
  *	- the receiver sends ACK messages carrying a cumulative ack, a selective
  *	  ack bitmap and the absolute credit (messages consumed by the backend +
- *	  credit window): every window/4 messages delivered or consumed, at
+ *	  credit window, which the adaptive pool adjusts, see adapt_grant()):
+ *	  every window/4 messages delivered or consumed, at
  *	  end of stream, when the sender's credit is used up, on out-of-order or
  *	  duplicate arrivals, on request, and on a timer until the stream ends
  *	  (backing off while nothing changes);
@@ -160,8 +165,12 @@ typedef struct WRecv
 	bool		eos_done;
 	int			design;
 	int			ep;
-	int			window;			/* credit window, messages */
+	int			window;			/* largest credit window, messages */
+	int			grant;			/* credit window in force (adaptive pool:
+								 * between grant_floor() and window) */
+	int			k_base;			/* credit every k messages, at most */
 	int			k;				/* credit every k messages */
+	uint64		credit_sent;	/* credit in the last ACK */
 	uint64		lent;			/* semq_wr: buffers lent, the credit */
 	int32	   *lent_ring;		/* semq_wr: [window] lent buffer by seq */
 } WRecv;
@@ -772,7 +781,7 @@ deliver(WPort *w, int ridx, int src, int b, uint16 flags)
 	}
 	/* every k messages, and when the sender has used up its credit */
 	if (wr->next - wr->ack_sent >= (uint64) wr->k ||
-		wr->next >= wr->adv_sent + wr->window)
+		wr->next >= wr->credit_sent)
 		wr->dirty = true;
 	if (wr->dirty)
 		w->dirty = true;
@@ -958,6 +967,47 @@ lend_again(WPort *w, WRecv *wr, int ridx, int src)
 	}
 }
 
+/*
+ * The adaptive pool's credit window (buffer_depth 0), adjusted at every
+ * credit: messages waiting for the consumer are buffers held for nothing,
+ * so when more than half the window waits, the window shrinks by a
+ * quarter; when the consumer has caught up and the sender has used all
+ * its credit, the sender was waiting for us, so it grows by half, up to
+ * the design's window.  Credit every k stays below half the window, so
+ * that consuming k messages always frees credit while k more are on the
+ * way.  The sender keeps credit once granted: a smaller window takes
+ * effect as the consumer moves on.
+ */
+static int
+grant_floor(WRecv *wr)
+{
+	return Min(wr->window, wr->design == RX_DESIGN_SESQ_SR ? 16 : 4);
+}
+
+static void
+set_grant(WRecv *wr, RxRecvStream *rs, int grant)
+{
+	wr->grant = grant;
+	wr->k = Max(1, Min(wr->k_base, grant / (wr->design == RX_DESIGN_SESQ_SR ? 4 : 2)));
+	pg_atomic_write_u32(&rs->ack_every, wr->k);
+}
+
+static void
+adapt_grant(WPort *w, WRecv *wr, RxRecvStream *rs, uint64 consumed)
+{
+	uint64		waiting = wr->next - consumed;
+	int			grant = wr->grant;
+
+	if (w->sh->depth > 0)
+		return;
+	if (waiting > (uint64) grant / 2)
+		grant = Max(grant_floor(wr), grant - grant / 8);
+	else if (waiting <= (uint64) wr->k && wr->next >= wr->credit_sent)
+		grant = Min(wr->window, grant + Max(1, grant / 2));
+	if (grant != wr->grant)
+		set_grant(wr, rs, grant);
+}
+
 static void
 send_ack(WPort *w, int ridx, int src, uint16 extra_flags)
 {
@@ -966,11 +1016,12 @@ send_ack(WPort *w, int ridx, int src, uint16 extra_flags)
 	RxHeader	h;
 	uint64		consumed = pg_atomic_read_u64(&rs->consumed);
 
+	adapt_grant(w, wr, rs, consumed);
 	memset(&h, 0, sizeof(h));
 	h.type = RX_WIRE_ACK;
 	h.exchange_id = w->sh->spec.recv_exchange_ids[ridx];
 	h.seq = wr->next;
-	h.credit = consumed + wr->window;
+	h.credit = Max(consumed + wr->grant, wr->credit_sent);
 	if (wr->design == RX_DESIGN_SEMQ_WR && src != w->self)
 		h.credit = lend_buffers(w, wr, ridx, src, h.credit);
 	h.flags = extra_flags;
@@ -989,6 +1040,7 @@ send_ack(WPort *w, int ridx, int src, uint16 extra_flags)
 	}
 	wr->ack_sent = wr->next;
 	wr->adv_sent = consumed;
+	wr->credit_sent = h.credit;
 	wr->ack_time = now;
 	wr->dirty = false;
 	pg_atomic_write_u64(&rs->advertised, consumed);
@@ -1882,7 +1934,12 @@ open_port(int slot)
 		wr->design = rx_design_single(spec->recv_designs[i / w->nmembers]);
 		wr->ep = stream_endpoint(w, spec->recv_designs[i / w->nmembers]);
 		wr->window = p->recv_window[i / w->nmembers];
-		wr->k = p->recv_ack_every[i / w->nmembers];
+		wr->k_base = wr->k = p->recv_ack_every[i / w->nmembers];
+		/* the adaptive pool starts small and grows while the sender waits */
+		wr->grant = wr->window;
+		if (p->depth == 0)
+			set_grant(wr, &p->recv[RX_STREAM(i / w->nmembers, i % w->nmembers)],
+					  grant_floor(wr));
 		if (wr->design == RX_DESIGN_SEMQ_WR)
 		{
 			wr->lent_ring = MemoryContextAlloc(w->cxt, sizeof(int32) * wr->window);
