@@ -291,12 +291,16 @@ hub_write(RxHub *hub, HubExchange *x, int dest, const char *data, Size len,
 void
 rx_hub_send_tuple(RxHub *hub, int exchange_id, int dest, MinimalTuple tuple)
 {
+	static const char zeros[ALIGNOF_INT] = {0};
 	HubExchange *x = hub_exchange(hub, exchange_id, true);
 	uint32		len = tuple->t_len;
+	uint32		pad = INTALIGN(len) - len;
 
 	Assert(dest == RX_BROADCAST || (dest >= 0 && dest < hub->nmembers));
 	hub_write(hub, x, dest, (const char *) &len, sizeof(len), false);
-	hub_write(hub, x, dest, (const char *) tuple, len, true);
+	hub_write(hub, x, dest, (const char *) tuple, len, pad == 0);
+	if (pad > 0)
+		hub_write(hub, x, dest, zeros, pad, true);
 	FOR_EACH_DEST(hub, dest, d)
 		x->dst[d].counters.rows++;
 }
@@ -346,11 +350,10 @@ rx_hub_stopped(RxHub *hub)
  * ---------------------------------------------------------------------
  */
 
+/* a complete tuple goes into the queue, which keeps a copy of it */
 static void
-hub_enqueue(RxHub *hub, HubExchange *x, HubSource *src)
+hub_enqueue(HubExchange *x, HubSource *src, MinimalTuple tup)
 {
-	MinimalTuple tup = (MinimalTuple) src->tuple;
-
 	ExecStoreMinimalTuple(tup, x->slot, false);
 	tuplestore_puttupleslot(src->queue, x->slot);
 	ExecClearTuple(x->slot);
@@ -358,7 +361,24 @@ hub_enqueue(RxHub *hub, HubExchange *x, HubSource *src)
 	src->counters.rows++;
 }
 
-/* consume the payload of one message: complete tuples go to the queue */
+/* a tuple's length as it arrived must make sense before we allocate it */
+static void
+hub_check_length(RxHub *hub, HubExchange *x, HubSource *src, uint32 tuplelen)
+{
+	if (tuplelen >= SizeofMinimalTupleHeader && INTALIGN(tuplelen) <= MaxAllocSize)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_PROTOCOL_VIOLATION),
+			 errmsg("malformed tuple of %u bytes in exchange %d from member \"%s\"",
+					tuplelen, x->exchange_id, hub->member_names[src - x->src])));
+}
+
+/*
+ * Consume the payload of one message: complete tuples go to the queue.  A
+ * tuple that lies whole in the message goes there straight from the
+ * message (the queue copies it anyway); one split between messages is
+ * reassembled in memory of its own first.
+ */
 static void
 hub_reassemble(RxHub *hub, HubExchange *x, HubSource *src,
 			   const char *data, Size len)
@@ -367,6 +387,19 @@ hub_reassemble(RxHub *hub, HubExchange *x, HubSource *src,
 	{
 		Size		n;
 
+		if (src->lenhave == 0 && len >= 4 && (uintptr_t) data % ALIGNOF_INT == 0)
+		{
+			uint32		tuplelen = *(const uint32 *) data;
+
+			hub_check_length(hub, x, src, tuplelen);
+			if (len - 4 >= INTALIGN(tuplelen))
+			{
+				hub_enqueue(x, src, (MinimalTuple) (data + 4));
+				data += 4 + INTALIGN(tuplelen);
+				len -= 4 + INTALIGN(tuplelen);
+				continue;
+			}
+		}
 		if (src->lenhave < 4)
 		{
 			n = Min(len, (Size) (4 - src->lenhave));
@@ -377,25 +410,19 @@ hub_reassemble(RxHub *hub, HubExchange *x, HubSource *src,
 			if (src->lenhave < 4)
 				break;
 			memcpy(&src->tuplelen, src->lenbuf, 4);
-			if (src->tuplelen < SizeofMinimalTupleHeader ||
-				src->tuplelen > MaxAllocSize)
-				ereport(ERROR,
-						(errcode(ERRCODE_PROTOCOL_VIOLATION),
-						 errmsg("malformed tuple of %u bytes in exchange %d from member \"%s\"",
-								src->tuplelen, x->exchange_id,
-								hub->member_names[src - x->src])));
-			src->tuple = MemoryContextAlloc(hub->cxt, src->tuplelen);
+			hub_check_length(hub, x, src, src->tuplelen);
+			src->tuple = MemoryContextAlloc(hub->cxt, INTALIGN(src->tuplelen));
 			src->tuplehave = 0;
 			continue;
 		}
-		n = Min(len, (Size) (src->tuplelen - src->tuplehave));
+		n = Min(len, (Size) (INTALIGN(src->tuplelen) - src->tuplehave));
 		memcpy(src->tuple + src->tuplehave, data, n);
 		src->tuplehave += n;
 		data += n;
 		len -= n;
-		if (src->tuplehave == src->tuplelen)
+		if (src->tuplehave == INTALIGN(src->tuplelen))
 		{
-			hub_enqueue(hub, x, src);
+			hub_enqueue(x, src, (MinimalTuple) src->tuple);
 			pfree(src->tuple);
 			src->tuple = NULL;
 			src->lenhave = 0;

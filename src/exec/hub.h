@@ -5,9 +5,13 @@
  *	  framing on the way out, reassembly and per-source queues on the way in.
  *
  * Tuples travel as a byte stream per (exchange, source, destination):
- * a 4-byte length and the MinimalTuple bytes, cut into messages of the
- * transport's size, so a tuple larger than one message simply continues in
- * the next ones.  The transport keeps each stream in order.
+ * a 4-byte length and the MinimalTuple bytes, padded to a multiple of 4,
+ * cut into messages of the transport's size, so a tuple larger than one
+ * message simply continues in the next ones.  The transport keeps each
+ * stream in order.  The padding keeps every length and tuple aligned in
+ * the message (payloads start aligned and hold a multiple of 4 bytes), so
+ * the receiver can queue a tuple that lies whole in one message straight
+ * from the message.
  *
  * No distributed deadlock: whenever this backend would block (no credit to
  * send, or no data to return), it first drains *every* message addressed to
