@@ -8,10 +8,12 @@
 # NAMEs restrict the run to those suites (sql/NAME.sql) and TAP tests
 # (test/t/NAME.pl); 00_setup runs before any suite.  The differential suite
 # runs once more per transport design (20_differential[DESIGN], in a
-# database of its own with rdma_exchange.transport_design set), and the
+# database of its own with rdma_exchange.transport_design set), the
 # failure tests once more per design over reliable connections
-# (010_failures[DESIGN]).  Exits non-zero when anything fails; the last line
-# is "N passed, M failed", counting each of those runs once.
+# (010_failures[DESIGN]) and the fault tests once more per datagram design
+# other than sesq_sr (020_faults[mesq_sr]).  Exits non-zero when anything
+# fails; the last line is "N passed, M failed", counting each of those runs
+# once.
 #
 # Everything runs as the test user (rdmax when started as root), from a
 # copy of sql/, expected/ and test/ in a fresh directory under /tmp, since
@@ -222,19 +224,18 @@ tap_env=(
 	TESTDIR="$work/tap"
 )
 [ -n "${RX_TAP_PORTS:-}" ] && tap_env+=(RX_TAP_PORTS="$RX_TAP_PORTS")
-# the failure tests once more with each design over reliable connections
+# the failure tests once more with each design over reliable connections,
+# the fault tests (injected into datagrams; sesq_sr by default) once more
+# with each other datagram design
 tap_runs=()
 for t in "${tap_tests[@]}"; do
 	tap_runs+=("$t")
-	if [ "$t" = 010_failures ]; then
-		for design in "${designs[@]}"; do
-			# not the datagram designs: 020_faults injects their faults
-			case $design in
-				?esq_sr) ;;
-				*) tap_runs+=("$t:$design") ;;
-			esac
-		done
-	fi
+	for design in "${designs[@]}"; do
+		case $t:$design in
+			010_failures:?esq_sr | 020_faults:sesq_sr) ;;
+			010_failures:* | 020_faults:?esq_sr) tap_runs+=("$t:$design") ;;
+		esac
+	done
 done
 for run in "${tap_runs[@]}"; do
 	t=${run%%:*}

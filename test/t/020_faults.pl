@@ -15,13 +15,18 @@ use RxCluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+# the faults are injected into datagrams: every exchange takes a datagram
+# design, sesq_sr or the one run-tests.sh asks for (mesq_sr)
+my $design =
+  ($ENV{RX_TEST_DESIGN} // '') =~ /^[sm]esq_sr$/ ? $ENV{RX_TEST_DESIGN} : 'sesq_sr';
+note "transport design $design";
+
 # a short retransmit timeout keeps the lossy runs quick
 my $rx = RxCluster->new(
 	nmembers   => 3,
-	# the faults are injected into datagrams: every exchange takes them
 	extra_conf => [
 		"rdma_exchange.retransmit_timeout = '20ms'",
-		"rdma_exchange.transport_design = 'sesq_sr'"
+		"rdma_exchange.transport_design = '$design'"
 	]);
 my $n = $rx->nmembers;
 
