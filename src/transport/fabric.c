@@ -15,8 +15,9 @@
  * Each kind may have more endpoint sets (fabric.h); they live in set 0's
  * domain.  The buffer pool is registered once per kind: where the provider
  * asks for it (FI_MR_LOCAL) on the datagram endpoint, always on the
- * reliable one, whose peers read and write it remotely.  Remote addresses are virtual
- * addresses or offsets into the pool, as the provider's mr_mode says.
+ * reliable one, whose peers read and write it remotely.  Remote addresses
+ * are virtual addresses or offsets into the pool, as the provider's mr_mode
+ * says.
  *
  * Everything provider specific is in this file and small: which providers
  * offer what, the message prefix verbs puts in front of a UD receive
