@@ -973,17 +973,22 @@ lend_again(WPort *w, WRecv *wr, int ridx, int src)
  * so when more than half the window waits, the window shrinks by an
  * eighth; when the consumer has caught up and the sender has used all its
  * credit, the sender was waiting for us, so it grows by half, up to the
- * design's window.  It never goes below half the design's window: below
- * that, the time credit takes to reach the sender idles the consumer as
- * soon as it catches up (a floor of 4 messages halved the transport's
- * throughput over shm in bench/shuffle).  Credit every k stays below half
- * the window, so that consuming k messages always frees credit while k
- * more are on the way.  The sender keeps credit once granted: a smaller
- * window takes effect as the consumer moves on.
+ * design's window.  A gap in a datagram stream (a datagram lost, most
+ * often because a burst overran a socket buffer) halves it, as TCP does.
+ * A reliable design's window never goes below half the design's window:
+ * below that, the time credit takes to reach the sender idles the consumer
+ * as soon as it catches up (a floor of 4 messages halved the transport's
+ * throughput over shm in bench/shuffle); a datagram window not below 16,
+ * where losses cost more than credit round trips.  Credit every k stays
+ * below half the window, so that consuming k messages always frees credit
+ * while k more are on the way.  The sender keeps credit once granted: a
+ * smaller window takes effect as the consumer moves on.
  */
 static int
 grant_floor(WRecv *wr)
 {
+	if (wr->design == RX_DESIGN_SESQ_SR)
+		return Min(wr->window, 16);
 	return Max(1, wr->window / 2);
 }
 
@@ -1003,7 +1008,9 @@ adapt_grant(WPort *w, WRecv *wr, RxRecvStream *rs, uint64 consumed)
 
 	if (w->sh->depth > 0)
 		return;
-	if (waiting > (uint64) grant / 2)
+	if (wr->nheld > 0)
+		grant = Max(grant_floor(wr), grant / 2);
+	else if (waiting > (uint64) grant / 2)
 		grant = Max(grant_floor(wr), grant - grant / 8);
 	else if (waiting <= (uint64) wr->k && wr->next >= wr->credit_sent)
 		grant = Min(wr->window, grant + Max(1, grant / 2));
