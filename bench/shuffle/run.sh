@@ -370,7 +370,7 @@ shuffle_once() {
 	rm -f "$tmp"/job.* "$tmp"/sample.*
 	if [ "$sample" = 1 ]; then
 		local cls=large tag="s$qid"
-		case $design in ?esq_sr) cls=small ;; esac
+		is_datagram "$design" && cls=small
 		psqlx "$c" 0 -c "SET statement_timeout = '150s'" -c "
 CREATE TEMP TABLE s (t float8, inuse bigint, reserved bigint);
 DO \$\$
@@ -429,49 +429,56 @@ key = "rows_received" if "rows_received" in ms[0] else "received"
 print("%.3f s, %.0f %s/s" % (s, sum(m[key] for m in ms) / s, "rows" if key == "rows_received" else "msgs"))' "$tmp/job.out"
 }
 
-job_shuffle() {
-	local r=$1 c=$2 n=$3 kind=$4 mode=$5 design=$6 depth=$7 sample=${8:-0}
-	local provider=$c try
-	case $design in ?esq_sr) provider=udp ;; esac
+# the designs over datagrams (udp provider, small buffers)
+is_datagram() { case $1 in ?esq_sr) return 0 ;; esac; return 1; }
+
+# run a measurement ("$@") on cluster c; after a failure restart the
+# cluster and try once more
+with_retry() {
+	local c=$1 try
+	shift
 	for try in 1 2; do
-		if shuffle_once "$c" "$n" "$kind" "$mode" "$design" "$depth" "$sample"; then
-			local extra=()
-			[ "$sample" = 1 ] && extra=("samples=%$tmp/sample.out")
-			emit kind=shuffle run="$r" cluster="$c" provider="$provider" design="$design" n="$n" \
-				row="$kind" mode="$mode" depth="$depth" sampled="$sample" \
-				rows_total="$([ "$mode" = broadcast ] && echo "$bcast_rows" || echo "$rows")" \
-				start="$(cat "$tmp/job.start")" members="@$tmp/job.out" "${extra[@]}"
-			job_summary
-			return 0
-		fi
+		"$@" && return 0
 		log "  failed (try $try): $(job_errors)"
 		[ "$try" = 1 ] && restart_cluster "$c"
 	done
-	emit kind=shuffle run="$r" cluster="$c" provider="$provider" design="$design" n="$n" \
-		row="$kind" mode="$mode" depth="$depth" sampled="$sample" error="$(job_errors)"
-	echo "FAILED"
+	return 1
+}
+
+job_shuffle() {
+	local r=$1 c=$2 n=$3 kind=$4 mode=$5 design=$6 depth=$7 sample=${8:-0}
+	local provider=$c what
+	is_datagram "$design" && provider=udp
+	what=(kind=shuffle run="$r" cluster="$c" provider="$provider" design="$design" n="$n"
+		row="$kind" mode="$mode" depth="$depth" sampled="$sample")
+	if with_retry "$c" shuffle_once "$c" "$n" "$kind" "$mode" "$design" "$depth" "$sample"; then
+		local extra=()
+		[ "$sample" = 1 ] && extra=("samples=%$tmp/sample.out")
+		emit "${what[@]}" rows_total="$([ "$mode" = broadcast ] && echo "$bcast_rows" || echo "$rows")" \
+			start="$(cat "$tmp/job.start")" members="@$tmp/job.out" "${extra[@]}"
+		job_summary
+	else
+		emit "${what[@]}" error="$(job_errors)"
+		echo "FAILED"
+	fi
 }
 
 job_transport() {
-	local r=$1 c=$2 n=$3 design=$4 k=${5:-1} provider=$2 msgs=2000 try
-	case $design in ?esq_sr) provider=udp; msgs=20000 ;; esac
-	for try in 1 2; do
-		if transport_once "$c" "$n" "$design" "$msgs" "$k"; then
-			emit kind=transport run="$r" cluster="$c" provider="$provider" design="$design" n="$n" \
-				sessions="$k" messages="$msgs" members="@$tmp/job.out"
-			job_summary
-			return 0
-		fi
-		log "  failed (try $try): $(job_errors)"
-		[ "$try" = 1 ] && restart_cluster "$c"
-	done
-	emit kind=transport run="$r" cluster="$c" provider="$provider" design="$design" n="$n" \
-		sessions="$k" error="$(job_errors)"
-	echo "FAILED"
+	local r=$1 c=$2 n=$3 design=$4 k=${5:-1} provider=$2 msgs=2000 what
+	is_datagram "$design" && { provider=udp; msgs=20000; }
+	what=(kind=transport run="$r" cluster="$c" provider="$provider" design="$design" n="$n"
+		sessions="$k")
+	if with_retry "$c" transport_once "$c" "$n" "$design" "$msgs" "$k"; then
+		emit "${what[@]}" messages="$msgs" members="@$tmp/job.out"
+		job_summary
+	else
+		emit "${what[@]}" error="$(job_errors)"
+		echo "FAILED"
+	fi
 }
 
 job_fi() {
-	local r=$1 provider=$2 n=$3 msgs=2000 i pids=() rc=0 try
+	local r=$1 provider=$2 n=$3 try
 	for try in 1 2; do
 		fi_once "$@" && return 0
 		sleep 1

@@ -12,8 +12,8 @@
  * the hash of its first column names (rows for itself stay, as SHUFFLE
  * keeps them) or to every other member, then end of stream, while it
  * receives every other member's rows the way RECEIVE does (per-source
- * queues, read every 64 rows sent).  It reports the rows and bytes it moved and the time from its
- * first row to its last received row.
+ * queues, read every 64 rows sent).  It reports the rows and bytes it
+ * moved and the time from its first row to its last received row.
  *
  *-------------------------------------------------------------------------
  */

@@ -784,12 +784,11 @@ rx_release(RxPort *port, RxMessage *msg)
 	{
 		RxRecvStream *rs = &port->recv[RX_STREAM(ridx, msg->source)];
 		uint64		c = pg_atomic_read_u64(&rs->consumed) + 1;
-		uint32		k = pg_atomic_read_u32(&rs->ack_every);
 
 		pg_atomic_write_u64(&rs->consumed, c);
-		/* credit goes back every k messages (the worker may adapt k) */
+		/* credit goes back every k messages (the worker adapts k) */
 		if (c - pg_atomic_read_u64(&rs->advertised) >=
-			(uint64) (k > 0 ? k : port->recv_ack_every[ridx]))
+			(uint64) pg_atomic_read_u32(&rs->ack_every))
 			rx_port_notify(port, RX_EV_CREDIT);
 	}
 	if (pg_atomic_read_u32(&rx_shared->buffer_waiters) != 0 &&

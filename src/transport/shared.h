@@ -78,8 +78,8 @@ typedef struct RxRecvStream
 	pg_atomic_uint64 advertised;	/* worker: consumed in the last credit */
 	pg_atomic_uint64 duplicates;	/* worker */
 	pg_atomic_uint64 peak;		/* worker: most messages delivered, unconsumed */
-	pg_atomic_uint32 ack_every; /* worker: credit every k consumed; 0: the
-								 * port's recv_ack_every */
+	pg_atomic_uint32 ack_every; /* worker, set at open: credit every k
+								 * consumed */
 	uint64		msgs;			/* backend */
 	uint64		bytes;			/* backend */
 } RxRecvStream;

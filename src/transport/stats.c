@@ -59,45 +59,41 @@ check_shared(void)
 				 errhint("Add rdma_exchange to shared_preload_libraries and restart the server.")));
 }
 
+/* one (name text, value bigint) row */
+static void
+put_stat(ReturnSetInfo *rsinfo, const char *name, int64 value)
+{
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+
+	values[0] = CStringGetTextDatum(name);
+	values[1] = Int64GetDatum(value);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
 /* (name text, value bigint) rows */
 Datum
 rx_transport_stats(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Datum		values[2];
-	bool		nulls[2] = {false, false};
 	int			open = 0;
 
 	check_shared();
 	InitMaterializedSRF(fcinfo, 0);
 
 	for (int i = 0; i < RX_NCOUNTERS; i++)
-	{
-		values[0] = CStringGetTextDatum(counter_names[i]);
-		values[1] = Int64GetDatum((int64) pg_atomic_read_u64(&rx_shared->counters[i]));
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-	}
+		put_stat(rsinfo, counter_names[i],
+				 (int64) pg_atomic_read_u64(&rx_shared->counters[i]));
 
 	/* gauges */
 	for (int i = 0; i < rx_shared->nports; i++)
 		if (rx_port_slot(i)->state != RX_PORT_FREE)
 			open++;
-	values[0] = CStringGetTextDatum("ports_open");
-	values[1] = Int64GetDatum(open);
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-
-	values[0] = CStringGetTextDatum("worker_pid");
-	values[1] = Int64GetDatum(rx_shared->worker_pid);
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-
+	put_stat(rsinfo, "ports_open", open);
+	put_stat(rsinfo, "worker_pid", rx_shared->worker_pid);
 	/* endpoint sets open of each kind: the ME designs spread over these */
-	values[0] = CStringGetTextDatum("datagram_endpoints");
-	values[1] = Int64GetDatum(rx_shared->ep_sets[RX_EP_DGRAM]);
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-
-	values[0] = CStringGetTextDatum("reliable_endpoints");
-	values[1] = Int64GetDatum(rx_shared->ep_sets[RX_EP_RELIABLE]);
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	put_stat(rsinfo, "datagram_endpoints", rx_shared->ep_sets[RX_EP_DGRAM]);
+	put_stat(rsinfo, "reliable_endpoints", rx_shared->ep_sets[RX_EP_RELIABLE]);
 
 	return (Datum) 0;
 }

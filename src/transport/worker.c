@@ -1179,6 +1179,18 @@ set_credit(WPort *w, WSend *ws, RxSendStream *ss, int dst, uint64 credit)
 	}
 }
 
+/* ask the receiver of send stream (sidx, dst) for credit */
+static void
+send_credit_request(WPort *w, int sidx, int dst)
+{
+	RxHeader	rq;
+
+	memset(&rq, 0, sizeof(rq));
+	rq.type = RX_WIRE_CREDIT_REQUEST;
+	rq.exchange_id = w->sh->spec.send_exchange_ids[sidx];
+	send_control(w, dst, WSEND(w, sidx, dst)->ep, &rq);
+}
+
 static void
 handle_ack(WPort *w, int sidx, const RxHeader *h)
 {
@@ -1213,12 +1225,7 @@ handle_ack(WPort *w, int sidx, const RxHeader *h)
 		ws->ack_credit > ws->lent_known &&
 		now - ws->lends_asked >= (TimestampTz) rx_retransmit_timeout * 1000)
 	{
-		RxHeader	rq;
-
-		memset(&rq, 0, sizeof(rq));
-		rq.type = RX_WIRE_CREDIT_REQUEST;
-		rq.exchange_id = w->sh->spec.send_exchange_ids[sidx];
-		send_control(w, dst, ws->ep, &rq);
+		send_credit_request(w, sidx, dst);
 		ws->lends_asked = now;
 	}
 
@@ -1940,16 +1947,21 @@ open_port(int slot)
 	for (int i = 0; i < w->nrecv * w->nmembers; i++)
 	{
 		WRecv	   *wr = &w->recv[i];
+		RxRecvStream *rs = &p->recv[RX_STREAM(i / w->nmembers, i % w->nmembers)];
 
 		wr->design = rx_design_single(spec->recv_designs[i / w->nmembers]);
 		wr->ep = stream_endpoint(w, spec->recv_designs[i / w->nmembers]);
 		wr->window = p->recv_window[i / w->nmembers];
-		wr->k_base = wr->k = p->recv_ack_every[i / w->nmembers];
+		wr->k_base = p->recv_ack_every[i / w->nmembers];
 		/* the adaptive pool starts small and grows while the sender waits */
-		wr->grant = wr->window;
 		if (p->depth == 0)
-			set_grant(wr, &p->recv[RX_STREAM(i / w->nmembers, i % w->nmembers)],
-					  grant_floor(wr));
+			set_grant(wr, rs, grant_floor(wr));
+		else
+		{
+			wr->grant = wr->window;
+			wr->k = wr->k_base;
+			pg_atomic_write_u32(&rs->ack_every, wr->k);
+		}
 		if (wr->design == RX_DESIGN_SEMQ_WR)
 		{
 			wr->lent_ring = MemoryContextAlloc(w->cxt, sizeof(int32) * wr->window);
@@ -2185,7 +2197,6 @@ request_credit(WPort *w)
 		{
 			WSend	   *ws = WSEND(w, s, m);
 			RxSendStream *ss = &w->sh->send[RX_STREAM(s, m)];
-			RxHeader	h;
 
 			if (ws->closed ||
 				!(pg_atomic_read_u32(&ss->flags) & RX_SS_WANT_CREDIT))
@@ -2199,10 +2210,7 @@ request_credit(WPort *w)
 			}
 			if (now < ws->next_request)
 				continue;
-			memset(&h, 0, sizeof(h));
-			h.type = RX_WIRE_CREDIT_REQUEST;
-			h.exchange_id = w->sh->spec.send_exchange_ids[s];
-			send_control(w, m, ws->ep, &h);
+			send_credit_request(w, s, m);
 			ws->next_request = now + Min((TimestampTz) rx_retransmit_timeout * 1000 * ws->backoff,
 										 (TimestampTz) rx_peer_timeout * 250);
 			ws->backoff = Min(ws->backoff * 2, MAX_BACKOFF);
