@@ -74,6 +74,7 @@ typedef struct PooledConn
 	char		member[NAMEDATALEN];
 	Oid			userid;
 	bool		busy;
+	SubTransactionId subid;		/* busy: the subtransaction running it */
 } PooledConn;
 
 #define MAX_POOLED 64
@@ -88,6 +89,24 @@ pool_drop(int i)
 	pool[i] = pool[--npool];
 }
 
+/* cancel the fragment a busy connection runs and close it */
+static void
+pool_abandon(int i)
+{
+	if (PQtransactionStatus(pool[i].conn) == PQTRANS_ACTIVE)
+	{
+		PGcancel   *cancel = PQgetCancel(pool[i].conn);
+		char		errbuf[256];
+
+		if (cancel)
+		{
+			(void) PQcancel(cancel, errbuf, sizeof(errbuf));
+			PQfreeCancel(cancel);
+		}
+	}
+	pool_drop(i);
+}
+
 static void
 dispatch_xact_callback(XactEvent event, void *arg)
 {
@@ -95,21 +114,27 @@ dispatch_xact_callback(XactEvent event, void *arg)
 		return;
 	/* every fragment still running belongs to the failed query: cancel it */
 	for (int i = npool - 1; i >= 0; i--)
-	{
-		if (!pool[i].busy)
-			continue;
-		if (PQtransactionStatus(pool[i].conn) == PQTRANS_ACTIVE)
-		{
-			PGcancel   *cancel = PQgetCancel(pool[i].conn);
-			char		errbuf[256];
+		if (pool[i].busy)
+			pool_abandon(i);
+}
 
-			if (cancel)
-			{
-				(void) PQcancel(cancel, errbuf, sizeof(errbuf));
-				PQfreeCancel(cancel);
-			}
-		}
-		pool_drop(i);
+/*
+ * A subtransaction that aborts takes its queries and cursors with it
+ * (a portal failed there never reaches ExecutorEnd): cancel their
+ * fragments.  Those of committed subtransactions belong to the parent.
+ */
+static void
+dispatch_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						  SubTransactionId parentSubid, void *arg)
+{
+	for (int i = npool - 1; i >= 0; i--)
+	{
+		if (!pool[i].busy || pool[i].subid != mySubid)
+			continue;
+		if (event == SUBXACT_EVENT_ABORT_SUB)
+			pool_abandon(i);
+		else if (event == SUBXACT_EVENT_COMMIT_SUB)
+			pool[i].subid = parentSubid;
 	}
 }
 
@@ -121,6 +146,7 @@ pool_get(const RxMember *member)
 	if (!callback_registered)
 	{
 		RegisterXactCallback(dispatch_xact_callback, NULL);
+		RegisterSubXactCallback(dispatch_subxact_callback, NULL);
 		callback_registered = true;
 	}
 	for (int i = 0; i < npool; i++)
@@ -136,6 +162,7 @@ pool_get(const RxMember *member)
 				continue;
 			}
 			pool[i].busy = true;
+			pool[i].subid = GetCurrentSubTransactionId();
 			return pool[i].conn;
 		}
 	}
@@ -159,6 +186,7 @@ pool_get(const RxMember *member)
 	strlcpy(pool[npool].member, member->name, NAMEDATALEN);
 	pool[npool].userid = userid;
 	pool[npool].busy = true;
+	pool[npool].subid = GetCurrentSubTransactionId();
 	return pool[npool++].conn;
 }
 

@@ -22,6 +22,7 @@
 #ifndef RX_EXCHANGE_H
 #define RX_EXCHANGE_H
 
+#include "nodes/execnodes.h"
 #include "nodes/plannodes.h"
 
 #define RX_SHUFFLE_NAME		"SHUFFLE"
@@ -111,5 +112,13 @@ extern int	rx_exchange_design(const RxReceiveInfo *info);
 
 /* called from _PG_init: registers the custom scan methods */
 extern void rx_exec_init(void);
+
+/*
+ * Whether the executor run of estate may be resumed for more rows (a
+ * portal fetched in batches, portal.c): a gather then keeps its exchange
+ * at shutdown.
+ */
+extern bool rx_run_may_resume(EState *estate);
+extern void rx_portal_init(void);
 
 #endif							/* RX_EXCHANGE_H */

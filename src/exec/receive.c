@@ -24,6 +24,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "executor/executor.h"
 #include "lib/binaryheap.h"
 #include "miscadmin.h"
@@ -364,11 +365,10 @@ receive_exec(CustomScanState *node)
 	return ExecScan(&node->ss, receive_access, receive_recheck);
 }
 
+/* end the gather's exchange: the fragments' results and instrumentation */
 static void
-receive_shutdown(CustomScanState *node)
+receive_finish(RxReceiveState *r)
 {
-	RxReceiveState *r = (RxReceiveState *) node;
-
 	if (r->dispatch)
 	{
 		/* rows not yet read are not wanted: tell the members to stop */
@@ -380,11 +380,33 @@ receive_shutdown(CustomScanState *node)
 }
 
 static void
+receive_shutdown(CustomScanState *node)
+{
+	RxReceiveState *r = (RxReceiveState *) node;
+
+	/*
+	 * A portal fetched in batches shuts its plan down after every batch:
+	 * the exchange stays open for the next one (portal.c).
+	 */
+	if (r->dispatch && !r->finished &&
+		rx_run_may_resume(node->ss.ps.state))
+		return;
+	receive_finish(r);
+}
+
+static void
 receive_end(CustomScanState *node)
 {
 	RxReceiveState *r = (RxReceiveState *) node;
 
-	receive_shutdown(node);
+	/*
+	 * A suspended portal ended by its transaction's abort: nothing may
+	 * wait or fail now.  The abort cancels the fragments and closes their
+	 * connections (dispatch.c) and the port (port.c).
+	 */
+	if (r->dispatch && !IsTransactionState())
+		r->dispatch = NULL;
+	receive_finish(r);
 	if (r->store)
 		tuplestore_end(r->store);
 	ExecEndNode(outerPlanState(node));

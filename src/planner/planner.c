@@ -677,6 +677,16 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 	{
 		set_planning_gucs(nmembers);
 		planning_nmembers = nmembers;
+
+		/*
+		 * PostgreSQL plans cursors and other portals that may be fetched
+		 * in batches without parallelism, since its workers cannot outlive
+		 * one executor run.  Fragments can (portal.c): plan them parallel
+		 * so that they run on the members instead of gathering every
+		 * table.  No Gather is left in the plan, so the executor never
+		 * enters parallel mode for it.
+		 */
+		cursorOptions |= CURSOR_OPT_PARALLEL_OK;
 		if (prev_planner_hook)
 			stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
 		else
