@@ -25,6 +25,10 @@ packages=(
 	util-linux passwd
 	# benchmarks: reports and plots
 	python3 python3-matplotlib
+	# test/t/060_clients.pl: cursors fetched in batches by real client
+	# libraries (psycopg2, pgJDBC compiled with javac, node-postgres and
+	# pg-cursor, which npm installs from the npm registry at test time)
+	python3-psycopg2 libpostgresql-jdbc-java default-jdk-headless nodejs npm
 	"$@"
 )
 
@@ -42,7 +46,11 @@ installed() {
 
 missing=()
 for p in "${packages[@]}"; do
-	installed "$p" || missing+=("$p")
+	installed "$p" && continue
+	# NodeSource's nodejs package bundles npm and conflicts with Debian's
+	# npm package: a working npm command is enough
+	[ "$p" = npm ] && installed nodejs && command -v npm >/dev/null 2>&1 && continue
+	missing+=("$p")
 done
 
 # Test::More 0.98 or later (PostgreSQL::Test::Utils); Debian's perl ships

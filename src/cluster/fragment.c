@@ -406,6 +406,7 @@ rx_execute_fragment(PG_FUNCTION_ARGS)
 		}
 
 		ExecutorRun(qd, ForwardScanDirection, 0, true);
+		rx_receive_finish_fragment(qd->planstate);
 		ExecutorFinish(qd);
 		if (msg->instrument_options)
 		{

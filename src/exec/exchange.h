@@ -121,4 +121,10 @@ extern void rx_exec_init(void);
 extern bool rx_run_may_resume(EState *estate);
 extern void rx_portal_init(void);
 
+/*
+ * After a fragment's plan ran: end every exchange it did not read to the
+ * end, so that no member waits for this one (receive.c)
+ */
+extern void rx_receive_finish_fragment(PlanState *planstate);
+
 #endif							/* RX_EXCHANGE_H */

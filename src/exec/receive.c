@@ -29,6 +29,7 @@
 #include "lib/binaryheap.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
+#include "nodes/nodeFuncs.h"
 #include "portability/instr_time.h"
 #include "utils/memutils.h"
 #include "utils/sortsupport.h"
@@ -454,6 +455,82 @@ receive_rescan(CustomScanState *node)
 		tuplestore_clear(r->store);
 	if (r->lookup)
 		rx_lookup_reset(r->lookup);
+}
+
+/* ---------------------------------------------------------------------
+ * The end of a fragment
+ * ---------------------------------------------------------------------
+ */
+
+typedef struct UnfinishedReceives
+{
+	List	   *receives;
+} UnfinishedReceives;
+
+static bool
+collect_unfinished(PlanState *ps, void *context)
+{
+	UnfinishedReceives *u = (UnfinishedReceives *) context;
+
+	if (ps == NULL)
+		return false;
+	if (rx_is_receive(ps->plan))
+	{
+		RxReceiveState *r = (RxReceiveState *) ps;
+
+		if (r->info.kind == RX_RECEIVE_SHUFFLE && r->hub != NULL &&
+			!r->finished)
+			u->receives = lappend(u->receives, r);
+	}
+	return planstate_tree_walker(ps, collect_unfinished, context);
+}
+
+/*
+ * A fragment's plan can end without reading some of its exchanges: a
+ * hash join whose inner side is empty never reads its outer side, a join
+ * whose first outer row is missing never builds its hash table, a Limit
+ * stops early.  The other members still wait for this member's rows and
+ * end-of-stream on those exchanges, and they may need them to finish
+ * what they send here.  So, after the plan ran: first run every SHUFFLE
+ * of this member that did not end, sending its rows to their owners
+ * (rows it keeps here are not wanted any more), then read every RECEIVE
+ * to its end, discarding the rows.  Sending everything before waiting for
+ * anything keeps to the rule that no member waits for rows while others
+ * wait for its own.  After a stop request both end at once.
+ */
+void
+rx_receive_finish_fragment(PlanState *planstate)
+{
+	UnfinishedReceives u = {NIL};
+	ListCell   *lc;
+
+	(void) collect_unfinished(planstate, &u);
+	foreach(lc, u.receives)
+	{
+		RxReceiveState *r = lfirst(lc);
+
+		while (!r->child_done)
+		{
+			TupleTableSlot *slot;
+
+			CHECK_FOR_INTERRUPTS();
+			slot = ExecProcNode(outerPlanState(r));
+			if (TupIsNull(slot))
+				r->child_done = true;
+		}
+	}
+	foreach(lc, u.receives)
+	{
+		RxReceiveState *r = lfirst(lc);
+
+		while (!r->finished)
+		{
+			TupleTableSlot *slot = receive_next_unordered(r);
+
+			if (TupIsNull(slot))
+				r->finished = true;
+		}
+	}
 }
 
 static void
