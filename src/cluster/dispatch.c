@@ -30,6 +30,7 @@
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/guc.h"
+#include "utils/guc_tables.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
@@ -55,13 +56,67 @@ struct RxDispatch
 	char	   *reports[RX_MAX_MEMBERS];
 };
 
-/* settings a fragment must see as the coordinator sees them */
+/*
+ * Settings a fragment must see as the coordinator sees them, as parallel
+ * workers see the leader's: those that change how values are parsed,
+ * printed or compared on the members (README lists them and why the
+ * others need not travel), and the resources its plan nodes may use.
+ * Custom settings (prefix.name) travel too, see shipped_settings().
+ */
 static const char *const shipped_gucs[] = {
-	"DateStyle", "IntervalStyle", "TimeZone", "extra_float_digits",
-	"work_mem", "bytea_output", "lc_monetary", "lc_numeric", "lc_time",
-	"standard_conforming_strings", "enable_hashagg", "jit",
+	/* text forms of values, in and out */
+	"DateStyle", "IntervalStyle", "TimeZone", "timezone_abbreviations",
+	"extra_float_digits", "bytea_output", "lc_monetary", "lc_numeric",
+	"lc_time", "standard_conforming_strings", "array_nulls", "xmlbinary",
+	"xmloption", "quote_all_identifiers",
+	/* name lookups at run time (to_regclass(), to_tsvector(text)) */
+	"search_path", "default_text_search_config",
+	/* results of index scans, waits */
+	"gin_fuzzy_search_limit", "lock_timeout",
+	/* resources */
+	"work_mem", "hash_mem_multiplier", "enable_hashagg", "jit",
 	"rdma_exchange.buffer_depth"
 };
+
+static void
+ship_setting(RxFragmentMsg *msg, const char *name)
+{
+	msg->guc_names = lappend(msg->guc_names, makeString((char *) name));
+	msg->guc_values = lappend(msg->guc_values,
+							  makeString(GetConfigOptionByName(name, NULL, false)));
+}
+
+/*
+ * The list above, then every custom setting (an extension's or a
+ * placeholder's, "prefix.name") given a value in this session, for the
+ * database or role, or on the command line: applications keep tenant ids
+ * and the like there, and row-level security policies read them with
+ * current_setting().  Superuser-only ones go only with a superuser's
+ * fragments (the member would refuse them otherwise), rdma_exchange's
+ * own stay here.
+ */
+static void
+shipped_settings(RxFragmentMsg *msg)
+{
+	struct config_generic **vars = get_guc_variables();
+	int			nvars = GetNumConfigOptions();
+	bool		super = superuser();
+
+	for (int i = 0; i < lengthof(shipped_gucs); i++)
+		ship_setting(msg, shipped_gucs[i]);
+	for (int i = 0; i < nvars; i++)
+	{
+		struct config_generic *conf = vars[i];
+
+		if (strchr(conf->name, GUC_QUALIFIER_SEPARATOR) == NULL ||
+			strncmp(conf->name, "rdma_exchange.", strlen("rdma_exchange.")) == 0 ||
+			conf->source < PGC_S_GLOBAL ||
+			(conf->context != PGC_USERSET &&
+			 !(conf->context == PGC_SUSET && super)))
+			continue;
+		ship_setting(msg, conf->name);
+	}
+}
 
 /*
  * Connections of this session.  Idle ones wait for the next fragment (for
@@ -475,13 +530,9 @@ build_message(RxDispatch *d, RxReceiveState *r, uint64 query_id, uint64 token,
 	}
 	fragment_params(r, fragment, estate, &msg);
 	extern_params(estate, &msg);
-	for (int i = 0; i < lengthof(shipped_gucs); i++)
-	{
-		msg.guc_names = lappend(msg.guc_names, makeString((char *) shipped_gucs[i]));
-		msg.guc_values = lappend(msg.guc_values,
-								 makeString(GetConfigOptionByName(shipped_gucs[i],
-																  NULL, false)));
-	}
+	shipped_settings(&msg);
+	msg.xact_start = GetCurrentTransactionStartTimestamp();
+	msg.stmt_start = GetCurrentStatementStartTimestamp();
 	return rx_fragment_encode(&msg);
 }
 

@@ -16,6 +16,7 @@
  */
 #include "postgres.h"
 
+#include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "executor/executor.h"
@@ -29,6 +30,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/regproc.h"
 #include "utils/snapmgr.h"
 #include "utils/varlena.h"
@@ -95,6 +97,44 @@ typedef struct FragmentWalk
 	List	   *send_ids;
 } FragmentWalk;
 
+typedef struct ColumnTypes
+{
+	Index		scanrelid;
+	Oid			relid;			/* this member's */
+} ColumnTypes;
+
+/*
+ * A column of a type created on every member (an enum, a domain, ...)
+ * has another type OID here than on the coordinator: give the scan's Var
+ * this member's type, which the executor checks against the table.  The
+ * coordinator only sends such columns to built-in output functions
+ * (planner/fallback.c), which take their type from the value.
+ */
+static Node *
+column_types_mutator(Node *node, ColumnTypes *ct)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Var))
+	{
+		Var		   *var = (Var *) node;
+
+		if (var->varno == ct->scanrelid && var->varlevelsup == 0 &&
+			var->varattno > 0 && var->vartype >= FirstNormalObjectId)
+		{
+			var = (Var *) copyObject(var);
+			var->vartype = get_atttype(ct->relid, var->varattno);
+			if (!OidIsValid(var->vartype))
+				ereport(ERROR,
+						(errcode(ERRCODE_UNDEFINED_COLUMN),
+						 errmsg("column %d of relation \"%s\" does not exist on this member",
+								var->varattno, get_rel_name(ct->relid))));
+		}
+		return (Node *) var;
+	}
+	return expression_tree_mutator(node, column_types_mutator, (void *) ct);
+}
+
 /* remap indexes, check the plan is read-only, find the exchanges */
 static void
 walk_fragment(Plan *plan, FragmentWalk *w)
@@ -106,6 +146,19 @@ walk_fragment(Plan *plan, FragmentWalk *w)
 	check_stack_depth();
 	switch (nodeTag(plan))
 	{
+		case T_SeqScan:
+		case T_SampleScan:
+			{
+				Scan	   *scan = (Scan *) plan;
+				ColumnTypes ct;
+
+				ct.scanrelid = scan->scanrelid;
+				ct.relid = list_nth_node(RangeTblEntry, w->msg->stmt->rtable,
+										 scan->scanrelid - 1)->relid;
+				plan->targetlist = (List *)
+					column_types_mutator((Node *) plan->targetlist, &ct);
+			}
+			break;
 		case T_IndexScan:
 			((IndexScan *) plan)->indexid = map_index(w->msg, ((IndexScan *) plan)->indexid);
 			break;
@@ -331,8 +384,20 @@ rx_execute_fragment(PG_FUNCTION_ARGS)
 	save_nestlevel = NewGUCNestLevel();
 	forboth(a, msg->guc_names, b, msg->guc_values)
 		(void) set_config_option(strVal(lfirst(a)), strVal(lfirst(b)),
-								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+								 superuser() ? PGC_SUSET : PGC_USERSET,
+								 PGC_S_SESSION, GUC_ACTION_SAVE,
 								 true, 0, false);
+
+	/*
+	 * The fragment is part of the coordinator's statement: now(),
+	 * current_timestamp, statement_timestamp() and the rest give the
+	 * coordinator's values, as they give the leader's in a parallel worker
+	 * (which sets them with this same call; it only asserts in builds with
+	 * assertions that the caller is a parallel worker).  This backend's
+	 * transaction is the one of execute_fragment()'s statement, so the
+	 * values last until the fragment ends.
+	 */
+	SetParallelStartTimestamps(msg->xact_start, msg->stmt_start);
 
 	/* relations by name, locked as the coordinator locked them */
 	rti = 0;

@@ -92,6 +92,8 @@ rx_fragment_encode(RxFragmentMsg *msg)
 	body = lappend(body, msg->guc_values);
 	body = lappend(body, msg->extern_values);
 	body = lappend(body, msg->designs);
+	body = lappend(body, makeString(psprintf(INT64_FORMAT, msg->xact_start)));
+	body = lappend(body, makeString(psprintf(INT64_FORMAT, msg->stmt_start)));
 	text = psprintf("%s %s\n%s", RX_FRAGMENT_MAGIC,
 					rx_local_extension_version(), nodeToString(body));
 	sign(text, strlen(text), sig);
@@ -157,7 +159,7 @@ rx_fragment_decode(const char *text)
 				 errhint("Install the same version on every member (ALTER EXTENSION rdma_exchange UPDATE).")));
 
 	body = (List *) stringToNode(newline + 1);
-	if (!IsA(body, List) || list_length(body) != 18 ||
+	if (!IsA(body, List) || list_length(body) != 20 ||
 		!IsA(linitial(body), String) ||
 		strcmp(strVal(linitial(body)), RX_FRAGMENT_MAGIC) != 0)
 		ereport(ERROR,
@@ -194,5 +196,7 @@ rx_fragment_decode(const char *text)
 	msg->guc_values = (List *) list_nth(body, 15);
 	msg->extern_values = (List *) list_nth(body, 16);
 	msg->designs = (List *) list_nth(body, 17);
+	msg->xact_start = strtoi64(strVal(list_nth(body, 18)), NULL, 10);
+	msg->stmt_start = strtoi64(strVal(list_nth(body, 19)), NULL, 10);
 	return msg;
 }

@@ -13,6 +13,7 @@
 #ifndef RX_FRAGMENT_MSG_H
 #define RX_FRAGMENT_MSG_H
 
+#include "datatype/timestamp.h"
 #include "nodes/plannodes.h"
 
 #include "rdma_exchange.h"
@@ -37,6 +38,8 @@ typedef struct RxFragmentMsg
 	List	   *designs;		/* exchange id, RxDesign, ... (int list) */
 	List	   *guc_names;		/* settings the fragment runs with */
 	List	   *guc_values;
+	TimestampTz xact_start;		/* the coordinator's transaction and */
+	TimestampTz stmt_start;		/* statement start: now() and friends */
 } RxFragmentMsg;
 
 extern char *rx_fragment_encode(RxFragmentMsg *msg);

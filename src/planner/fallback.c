@@ -23,6 +23,9 @@
 
 #include "access/nbtree.h"
 #include "access/relation.h"
+#include "access/transam.h"
+#include "catalog/pg_collation.h"
+#include "catalog/pg_type.h"
 #include "access/sysattr.h"
 #include "catalog/pg_index.h"
 #include "nodes/makefuncs.h"
@@ -30,19 +33,65 @@
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
 #include "exec/exchange.h"
 #include "planner/planner.h"
 
+static void refuse(Scan *scan, RangeTblEntry *rte, const char *why);
+
 typedef struct ColumnMap
 {
 	Index		rti;
+	Oid			relid;
 	List	   *attnos;			/* column of the relation per scan position */
+	Bitmapset  *as_text;		/* positions that travel in text form */
 } ColumnMap;
 
-/* Var(rti, attno) -> Var(INDEX_VAR, position of attno in the fragment) */
+static Node *map_to_index_var(Node *node, ColumnMap *map);
+
+/* the whole row, built on the coordinator from the fetched columns */
+static Node *
+whole_row(Var *var, ColumnMap *map)
+{
+	RowExpr    *row = makeNode(RowExpr);
+	Relation	rel = relation_open(map->relid, NoLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (att->attisdropped)
+		{
+			row->args = lappend(row->args, makeNullConst(INT4OID, -1, InvalidOid));
+			row->colnames = lappend(row->colnames, makeString(""));
+			continue;
+		}
+		row->args = lappend(row->args,
+							map_to_index_var((Node *) makeVar(map->rti, att->attnum,
+															  att->atttypid,
+															  att->atttypmod,
+															  att->attcollation, 0),
+											 map));
+		row->colnames = lappend(row->colnames,
+								makeString(pstrdup(NameStr(att->attname))));
+	}
+	row->row_typeid = var->vartype == RECORDOID ? RelationGetForm(rel)->reltype
+		: var->vartype;
+	row->row_format = COERCE_IMPLICIT_CAST;
+	row->location = -1;
+	relation_close(rel, NoLock);
+	return (Node *) row;
+}
+
+/*
+ * Var(rti, attno) -> Var(INDEX_VAR, position of attno in the fragment),
+ * back in its own type when it travelled as text; the whole row -> a
+ * ROW() of the fetched columns
+ */
 static Node *
 map_to_index_var(Node *node, ColumnMap *map)
 {
@@ -55,19 +104,77 @@ map_to_index_var(Node *node, ColumnMap *map)
 		ListCell   *lc;
 		int			pos = 1;
 
+		if (var->varattno == InvalidAttrNumber)
+			return whole_row(var, map);
 		foreach(lc, map->attnos)
 		{
 			if (lfirst_int(lc) == var->varattno)
 			{
+				Oid			type = var->vartype;
+				Oid			collation = var->varcollid;
+				CoerceViaIO *in;
+
 				var->varno = INDEX_VAR;
 				var->varattno = pos;
-				return (Node *) var;
+				if (!bms_is_member(pos, map->as_text))
+					return (Node *) var;
+				var->vartype = TEXTOID;
+				var->vartypmod = -1;
+				var->varcollid = DEFAULT_COLLATION_OID;
+				in = makeNode(CoerceViaIO);
+				in->arg = (Expr *) var;
+				in->resulttype = type;
+				in->resultcollid = collation;
+				in->coerceformat = COERCE_IMPLICIT_CAST;
+				in->location = -1;
+				return (Node *) in;
 			}
 			pos++;
 		}
 		elog(ERROR, "column %d of a gathered scan was not fetched", var->varattno);
 	}
 	return expression_tree_mutator(node, map_to_index_var, (void *) map);
+}
+
+/*
+ * Column attno as the fragment fetches it.  Values of built-in types
+ * travel as they are.  A value of a type created on the members (an enum,
+ * a composite, a domain, a range, an array of those) may hold catalog OIDs
+ * that differ between members, so it travels in text form: the member's
+ * output function (a built-in one, such as enum_out or record_out, which
+ * reads the member's own catalogs) writes it, the coordinator's input
+ * function reads it back.  The member maps the column's type to its own
+ * (cluster/fragment.c).  A column's collation only matters for the
+ * filters that stay here.
+ */
+static Expr *
+fetch_column(Scan *scan, RangeTblEntry *rte, AttrNumber a, bool *as_text)
+{
+	Oid			type;
+	int32		typmod;
+	Oid			coll;
+	Oid			typoutput;
+	bool		varlena;
+	Var		   *var;
+	FuncExpr   *out;
+
+	get_atttypetypmodcoll(rte->relid, a, &type, &typmod, &coll);
+	if (OidIsValid(coll) && coll >= FirstNormalObjectId)
+		coll = DEFAULT_COLLATION_OID;
+	var = makeVar(scan->scanrelid, a, type, typmod, coll, 0);
+	*as_text = (type >= FirstNormalObjectId);
+	if (!*as_text)
+		return (Expr *) var;
+	getTypeOutputInfo(type, &typoutput, &varlena);
+	if (typoutput >= FirstNormalObjectId)
+		refuse(scan, rte,
+			   psprintf("Column \"%s\" has type %s, whose output function is not built into PostgreSQL, so its values cannot be sent between members.",
+						get_attname(rte->relid, a, false),
+						format_type_with_typemod(type, typmod)));
+	out = makeFuncExpr(typoutput, CSTRINGOID, list_make1(var), InvalidOid,
+					   InvalidOid, COERCE_EXPLICIT_CALL);
+	return (Expr *) makeFuncExpr(F_TEXTIN, TEXTOID, list_make1(out), InvalidOid,
+								 DEFAULT_COLLATION_OID, COERCE_EXPLICIT_CALL);
 }
 
 static bool
@@ -212,7 +319,15 @@ sort_fragment(RxPlanContext *ctx, Plan *child, ColumnMap *map,
 			  IndexOrder *order, AttrNumber *cols)
 {
 	for (int i = 0; i < order->nkeys; i++)
+	{
 		cols[i] = map_position(map, order->attnos[i]);
+		if (bms_is_member(cols[i], map->as_text))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot gather distributed table \"%s\" in the order of an index on a column of a user-defined type",
+							get_rel_name(map->relid)),
+					 errdetail("Values of such types travel between members in text form, which sorts differently.")));
+	}
 	return (Plan *) rx_make_sort(ctx, child, order->nkeys, cols, order->ops,
 								 order->collations, order->nulls_first);
 }
@@ -229,7 +344,7 @@ rx_fallback_scan(RxPlanContext *ctx, Scan *scan)
 	ColumnMap	map;
 	IndexOrder	order = {0};
 	AttrNumber	sort_cols[INDEX_MAX_KEYS];
-	SeqScan    *frag;
+	Scan	   *frag;
 	Plan	   *fragment;
 	List	   *tlist = NIL;
 	CustomScan *shuffle;
@@ -249,8 +364,12 @@ rx_fallback_scan(RxPlanContext *ctx, Scan *scan)
 		case T_BitmapHeapScan:
 			quals = list_concat(quals, ((BitmapHeapScan *) scan)->bitmapqualorig);
 			break;
+		case T_SampleScan:
+			if (!rx_expr_shippable((Node *) ((SampleScan *) scan)->tablesample))
+				refuse(scan, rte, "Only the sampling methods built into PostgreSQL (BERNOULLI, SYSTEM) with built-in arguments can sample a distributed table.");
+			break;
 		default:
-			refuse(scan, rte, "Only sequential, index and bitmap scans of a distributed table can be gathered.");
+			refuse(scan, rte, "Only sequential, sample, index and bitmap scans of a distributed table can be gathered.");
 	}
 
 	/* the columns the scan's output and filters read */
@@ -259,14 +378,25 @@ rx_fallback_scan(RxPlanContext *ctx, Scan *scan)
 	for (int i = 0; i < order.nkeys; i++)
 		attrs = bms_add_member(attrs, order.attnos[i] - FirstLowInvalidHeapAttributeNumber);
 	map.rti = rti;
+	map.relid = rte->relid;
 	map.attnos = NIL;
+	map.as_text = NULL;
 	attno = -1;
 	while ((attno = bms_next_member(attrs, attno)) >= 0)
 	{
 		AttrNumber	a = attno + FirstLowInvalidHeapAttributeNumber;
 
-		if (a <= 0)
-			refuse(scan, rte, "System columns and whole-row references of a distributed table cannot be gathered.");
+		if (a == InvalidAttrNumber)
+		{
+			/* the whole row: every column, put together here */
+			Relation	rel = relation_open(rte->relid, NoLock);
+
+			for (int i = 0; i < RelationGetNumberOfAttributes(rel); i++)
+				if (!TupleDescAttr(RelationGetDescr(rel), i)->attisdropped)
+					attrs = bms_add_member(attrs, i + 1 - FirstLowInvalidHeapAttributeNumber);
+			relation_close(rel, NoLock);
+			continue;
+		}
 		map.attnos = lappend_int(map.attnos, a);
 	}
 
@@ -281,33 +411,36 @@ rx_fallback_scan(RxPlanContext *ctx, Scan *scan)
 			kept = lappend(kept, qual);
 	}
 
-	frag = makeNode(SeqScan);
-	frag->scan.scanrelid = rti;
+	if (IsA(scan, SampleScan))
+	{
+		/* every member samples its own part */
+		SampleScan *sample = makeNode(SampleScan);
+
+		sample->tablesample = copyObject(((SampleScan *) scan)->tablesample);
+		frag = &sample->scan;
+	}
+	else
+		frag = (Scan *) makeNode(SeqScan);
+	frag->scanrelid = rti;
 	foreach(lc, map.attnos)
 	{
 		AttrNumber	a = lfirst_int(lc);
-		Oid			type;
-		int32		typmod;
-		Oid			coll;
+		bool		as_text;
+		Expr	   *expr = fetch_column(scan, rte, a, &as_text);
 
-		get_atttypetypmodcoll(rte->relid, a, &type, &typmod, &coll);
 		tlist = lappend(tlist,
-						makeTargetEntry((Expr *) makeVar(rti, a, type, typmod, coll, 0),
-										list_length(tlist) + 1,
+						makeTargetEntry(expr, list_length(tlist) + 1,
 										get_attname(rte->relid, a, false), false));
-		if (!rx_expr_shippable((Node *) llast_node(TargetEntry, tlist)->expr))
-			refuse(scan, rte,
-				   psprintf("Column \"%s\" has type %s, which is not built into PostgreSQL: values of such types (enums, composites, domains) refer to catalog entries that differ between members, so they cannot cross the network.",
-							get_attname(rte->relid, a, false),
-							format_type_with_typemod(type, typmod)));
+		if (as_text)
+			map.as_text = bms_add_member(map.as_text, list_length(tlist));
 	}
-	frag->scan.plan.targetlist = tlist;
-	frag->scan.plan.qual = pushed;
-	frag->scan.plan.plan_rows = scan->plan.plan_rows;
-	frag->scan.plan.plan_width = scan->plan.plan_width;
-	frag->scan.plan.startup_cost = scan->plan.startup_cost;
-	frag->scan.plan.total_cost = scan->plan.total_cost;
-	frag->scan.plan.plan_node_id = rx_new_node_id(ctx);
+	frag->plan.targetlist = tlist;
+	frag->plan.qual = pushed;
+	frag->plan.plan_rows = scan->plan.plan_rows;
+	frag->plan.plan_width = scan->plan.plan_width;
+	frag->plan.startup_cost = scan->plan.startup_cost;
+	frag->plan.total_cost = scan->plan.total_cost;
+	frag->plan.plan_node_id = rx_new_node_id(ctx);
 
 	fragment = (Plan *) frag;
 	if (order.nkeys > 0)

@@ -104,8 +104,8 @@ rx_new_node_id(RxPlanContext *ctx)
 }
 
 /* the direct children of a plan node, whatever field holds them */
-static List *
-plan_children(Plan *plan)
+List *
+rx_plan_children(Plan *plan)
 {
 	List	   *children = NIL;
 
@@ -147,7 +147,7 @@ max_node_id_walker(Plan *plan, int *max)
 	if (plan == NULL)
 		return;
 	*max = Max(*max, plan->plan_node_id);
-	foreach(lc, plan_children(plan))
+	foreach(lc, rx_plan_children(plan))
 		max_node_id_walker(lfirst(lc), max);
 }
 
@@ -189,7 +189,7 @@ push_limits(Plan *plan)
 				rx_shuffle_set_bound((CustomScan *) child->lefttree, (int) needed);
 		}
 	}
-	foreach(lc, plan_children(plan))
+	foreach(lc, rx_plan_children(plan))
 		push_limits(lfirst(lc));
 }
 
@@ -603,6 +603,8 @@ rx_distribute(PlannedStmt *stmt, int nmembers)
 					 errmsg("SELECT FOR UPDATE/SHARE is not supported on distributed tables")));
 	}
 
+	rx_system_columns(stmt);
+
 	max_node_id_walker(stmt->planTree, &max_id);
 	foreach(lc, stmt->subplans)
 		max_node_id_walker(lfirst(lc), &max_id);
@@ -641,6 +643,45 @@ set_planning_gucs(int nmembers)
 }
 
 static PlannedStmt *
+plan_locally(Query *parse, const char *query_string, int cursorOptions,
+			 ParamListInfo boundParams)
+{
+	if (prev_planner_hook)
+		return prev_planner_hook(parse, query_string, cursorOptions, boundParams);
+	return standard_planner(parse, query_string, cursorOptions, boundParams);
+}
+
+/* a function in FROM anywhere in the query: it may be inlined */
+static bool
+has_function_rte_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, RangeTblEntry))
+		return ((RangeTblEntry *) node)->rtekind == RTE_FUNCTION;
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, has_function_rte_walker,
+								 context, QTW_EXAMINE_RTES_BEFORE);
+	return expression_tree_walker(node, has_function_rte_walker, context);
+}
+
+static bool
+rtable_has_distributed(List *rtable)
+{
+	ListCell   *lc;
+
+	foreach(lc, rtable)
+	{
+		RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
+
+		if (rte->rtekind == RTE_RELATION &&
+			touches_distributed_walker((Node *) rte, NULL))
+			return true;
+	}
+	return false;
+}
+
+static PlannedStmt *
 rx_planner(Query *parse, const char *query_string, int cursorOptions,
 		   ParamListInfo boundParams)
 {
@@ -652,12 +693,24 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 	List	   *forward;
 
 	if (!rx_enable || rx_in_fragment() || !IsTransactionState() ||
-		!rx_extension_loaded() ||
-		!touches_distributed_walker((Node *) parse, NULL))
+		!rx_extension_loaded())
+		return plan_locally(parse, query_string, cursorOptions, boundParams);
+	if (!touches_distributed_walker((Node *) parse, NULL))
 	{
-		if (prev_planner_hook)
-			return prev_planner_hook(parse, query_string, cursorOptions, boundParams);
-		return standard_planner(parse, query_string, cursorOptions, boundParams);
+		/*
+		 * The planner may still bring distributed tables in: it inlines
+		 * SQL functions in FROM (a SETOF function over a distributed
+		 * table).  Look at the final plan's relations; when one is
+		 * distributed, plan an unscribbled copy of the query as a
+		 * distributed query.
+		 */
+		Query	   *copy = has_function_rte_walker((Node *) parse, NULL)
+			? copyObject(parse) : NULL;
+
+		stmt = plan_locally(parse, query_string, cursorOptions, boundParams);
+		if (copy == NULL || !rtable_has_distributed(stmt->rtable))
+			return stmt;
+		parse = copy;
 	}
 
 	nmembers = rx_get_members(&members);

@@ -21,6 +21,7 @@ typedef struct RxPlanContext
 /* planner.c */
 extern void rx_planner_init(void);
 extern int	rx_new_node_id(RxPlanContext *ctx);
+extern List *rx_plan_children(Plan *plan);
 
 /* a Sort over child passing all its columns through, keys copied */
 extern Sort *rx_make_sort(RxPlanContext *ctx, Plan *child, int nkeys,
@@ -35,6 +36,9 @@ extern void rx_costs_init(void);
 
 /* decorrelate.c: correlated aggregate subqueries become joins, in place */
 extern void rx_decorrelate(Query *parse);
+
+/* sysattrs.c: system columns of distributed tables, before placement */
+extern void rx_system_columns(PlannedStmt *stmt);
 
 /* fallback.c: a serial plan part reading a distributed table */
 extern Plan *rx_fallback_scan(RxPlanContext *ctx, Scan *scan);
