@@ -211,17 +211,18 @@ SELECT id FROM g ORDER BY p <-> point(0, 0) LIMIT 3;
 -- the order of an expression index: the plan now sorts on the members
 -- (an expression index scan in the serial part cannot be gathered in order)
 SELECT t FROM g ORDER BY lower(t) LIMIT 3;
--- system columns and whole-row references in the serial part
+-- system columns and whole-row references in the serial part: ctid is
+-- the row's place on its member, a whole row is rebuilt on the coordinator
 SELECT id, ctid IS NOT NULL AS has_ctid FROM g WHERE id = 1;
 SELECT g FROM g WHERE id = 1;
 SELECT row_to_json(g) FROM g WHERE id = 1;
--- a TID scan
+-- a TID scan: each member looks at its own rows
 SELECT id FROM g WHERE ctid = '(0,1)';
 -- the same columns are fine in the parallel part
 SELECT count(*) FROM (SELECT ctid, g FROM g) s;
 SELECT id, t FROM g ORDER BY lower(t), id LIMIT 0;
 -- values of a user-defined type (an enum holds OIDs, which differ between
--- members), even with the type created on every member
+-- members) travel in text form, with the type created on every member
 SELECT count(*) FROM rdma_exchange.run_on_all_nodes('CREATE TYPE er.mood AS ENUM (''sad'', ''ok'', ''happy'')');
 CREATE TABLE e (id int, m mood);
 INSERT INTO e VALUES (1, 'ok'), (2, 'happy'), (3, 'sad');

@@ -364,12 +364,26 @@ rx_fallback_scan(RxPlanContext *ctx, Scan *scan)
 		case T_BitmapHeapScan:
 			quals = list_concat(quals, ((BitmapHeapScan *) scan)->bitmapqualorig);
 			break;
+		case T_TidScan:
+			/* ctid is the row's place on the member that holds it */
+			{
+				List	   *tidquals = ((TidScan *) scan)->tidquals;
+
+				/* the TID conditions are ORed */
+				quals = lappend(quals, list_length(tidquals) == 1
+								? linitial(tidquals)
+								: make_orclause(tidquals));
+			}
+			break;
+		case T_TidRangeScan:
+			quals = list_concat(quals, ((TidRangeScan *) scan)->tidrangequals);
+			break;
 		case T_SampleScan:
 			if (!rx_expr_shippable((Node *) ((SampleScan *) scan)->tablesample))
 				refuse(scan, rte, "Only the sampling methods built into PostgreSQL (BERNOULLI, SYSTEM) with built-in arguments can sample a distributed table.");
 			break;
 		default:
-			refuse(scan, rte, "Only sequential, sample, index and bitmap scans of a distributed table can be gathered.");
+			refuse(scan, rte, "Only sequential, sample, TID, index and bitmap scans of a distributed table can be gathered.");
 	}
 
 	/* the columns the scan's output and filters read */
