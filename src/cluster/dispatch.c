@@ -52,6 +52,10 @@ struct RxDispatch
 	RxPort	   *port;
 	RxHub	   *hub;
 	PGconn	   *conns[RX_MAX_MEMBERS];
+	bool		in_xact[RX_MAX_MEMBERS];	/* conns[m] is the member's
+											 * remote transaction */
+	RxSelfFragment *self_worker;	/* this member's, in a parallel worker */
+	int			self;
 	bool		done[RX_MAX_MEMBERS];
 	char	   *reports[RX_MAX_MEMBERS];
 };
@@ -574,6 +578,7 @@ rx_dispatch_start(RxReceiveState *r)
 	uint64		query_id;
 	uint64		token;
 	char	   *message;
+	bool		in_xact;
 
 	d->receive = r;
 	d->nmembers = rx_get_members(&d->members);
@@ -584,12 +589,7 @@ rx_dispatch_start(RxReceiveState *r)
 				 errmsg("this server is not a member of an rdma_exchange cluster"),
 				 errhint("Add every member, this one included, with rdma_exchange.add_node().")));
 	check_fragment_privilege();
-	if (rx_xact_changed_before(r->css.ss.ps.state->es_snapshot->curcid))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("a distributed query cannot run after changes to the cluster in the same transaction"),
-				 errdetail("This transaction wrote to a distributed or reference table or changed other members; the query's plan fragments run in sessions of their own on every member, which would not see those changes."),
-				 errhint("Commit the transaction first, then run the query.")));
+	in_xact = rx_xact_changed_before(r->css.ss.ps.state->es_snapshot->curcid);
 	if (!pg_strong_random(&query_id, sizeof(query_id)) ||
 		!pg_strong_random(&token, sizeof(token)))
 		elog(ERROR, "could not generate a random query id");
@@ -616,11 +616,26 @@ rx_dispatch_start(RxReceiveState *r)
 	d->port = rx_port_open(&spec);
 	d->hub = rx_hub_create(d->port, self, d->nmembers, d->names);
 
+	d->self = self;
 	for (int m = 0; m < d->nmembers; m++)
 	{
 		const char *values[1] = {message};
 
-		d->conns[m] = pool_get(&d->members[m]);
+		/*
+		 * After this transaction wrote, each member's fragment runs where
+		 * those rows are visible: in the member's remote transaction of
+		 * this transaction, and here in a parallel worker of this backend
+		 * (fragment_worker.c).
+		 */
+		if (in_xact && m == self)
+		{
+			d->self_worker = rx_self_fragment_start(message, d->members[m].name);
+			continue;
+		}
+		d->conns[m] = in_xact ? rx_xact_fragment_connection(&d->members[m]) : NULL;
+		d->in_xact[m] = (d->conns[m] != NULL);
+		if (d->conns[m] == NULL)
+			d->conns[m] = pool_get(&d->members[m]);
 		if (!PQsendQueryParams(d->conns[m],
 							   "SELECT rdma_exchange.execute_fragment($1)",
 							   1, NULL, values, NULL, NULL, 0))
@@ -629,6 +644,17 @@ rx_dispatch_start(RxReceiveState *r)
 											r->info.exchange_id));
 	}
 	return d;
+}
+
+bool
+rx_dispatch_in_xact(RxDispatch *d)
+{
+	if (d->self_worker != NULL)
+		return true;
+	for (int m = 0; m < d->nmembers; m++)
+		if (d->in_xact[m])
+			return true;
+	return false;
 }
 
 RxHub *
@@ -671,7 +697,7 @@ rx_dispatch_check(RxDispatch *d)
 	{
 		PGconn	   *conn = d->conns[m];
 
-		if (d->done[m])
+		if (d->done[m] || conn == NULL)
 			continue;
 		if (!PQconsumeInput(conn))
 			rx_report_remote_error(ERROR, conn, NULL, d->members[m].name,
@@ -809,6 +835,13 @@ rx_dispatch_finish(RxDispatch *d, bool stop)
 
 		if (d->done[m])
 			continue;
+		if (d->conns[m] == NULL)
+		{
+			d->reports[m] = rx_self_fragment_finish(d->self_worker);
+			d->self_worker = NULL;
+			d->done[m] = true;
+			continue;
+		}
 		while ((res = rx_get_result(d->conns[m], d->members[m].name)) != NULL)
 			dispatch_take_result(d, m, res);
 		d->done[m] = true;
@@ -833,7 +866,12 @@ rx_dispatch_finish(RxDispatch *d, bool stop)
 			merge_report(d, m, d->reports[m], states);
 
 	for (int m = 0; m < d->nmembers; m++)
-		pool_put(d->conns[m], true);
+	{
+		if (d->in_xact[m])
+			rx_xact_fragment_done(d->conns[m]);
+		else if (d->conns[m] != NULL)
+			pool_put(d->conns[m], true);
+	}
 	rx_hub_free(d->hub);
 	rx_port_close(d->port);
 	d->port = NULL;

@@ -30,8 +30,23 @@ extern RxDispatch *rx_dispatch_start(RxReceiveState *receive);
 extern ParamExternData *rx_bound_param(ParamListInfo params, int id,
 									   ParamExternData *workspace);
 extern RxHub *rx_dispatch_hub(RxDispatch *dispatch);
+
+/* the fragments run in this transaction (it changed the cluster before) */
+extern bool rx_dispatch_in_xact(RxDispatch *dispatch);
 extern void rx_dispatch_check(RxDispatch *dispatch);
 extern void rx_dispatch_finish(RxDispatch *dispatch, bool stop);
+
+/*
+ * fragment_worker.c: this member's fragment in a parallel worker of the
+ * coordinator's backend, which shares its transaction
+ */
+typedef struct RxSelfFragment RxSelfFragment;
+extern RxSelfFragment *rx_self_fragment_start(const char *message,
+											  const char *member_name);
+extern char *rx_self_fragment_finish(RxSelfFragment *sf);
+
+/* member side: run a fragment message here, return its report */
+extern char *rx_run_fragment(const char *message);
 
 /* member side: the fragment this backend runs, if any */
 extern RxHub *rx_fragment_hub(void);

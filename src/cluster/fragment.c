@@ -339,6 +339,18 @@ Datum
 rx_execute_fragment(PG_FUNCTION_ARGS)
 {
 	char	   *message = text_to_cstring(PG_GETARG_TEXT_PP(0));
+
+	PG_RETURN_TEXT_P(cstring_to_text(rx_run_fragment(message)));
+}
+
+/*
+ * Run a signed fragment message in this backend: a member session's
+ * (execute_fragment) or a parallel worker of the coordinator's backend
+ * (fragment_worker.c).  Returns the instrumentation report.
+ */
+char *
+rx_run_fragment(const char *message)
+{
 	RxFragmentMsg *msg;
 	RxMember   *members;
 	int			nmembers;
@@ -492,5 +504,5 @@ rx_execute_fragment(PG_FUNCTION_ARGS)
 	rx_port_close(port);
 	AtEOXact_GUC(true, save_nestlevel);
 
-	PG_RETURN_TEXT_P(cstring_to_text(report.data));
+	return report.data;
 }

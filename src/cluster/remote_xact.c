@@ -43,6 +43,7 @@ typedef struct XactConn
 								 * n > 1: savepoints up to level n */
 	Oid			copy_relid;		/* COPY in progress for this relation */
 	char	   *copy_table;		/* its name, in TopMemoryContext */
+	bool		fragment;		/* a plan fragment runs on it */
 } XactConn;
 
 static XactConn xconns[MAX_XACT_CONNS];
@@ -286,6 +287,13 @@ get_xconn(const RxMember *member, char **failure)
 		xc->conn = conn;
 	}
 
+	if (xc->fragment)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("member \"%s\" is busy with a distributed query of this transaction",
+						xc->name),
+				 errdetail("After this transaction changed the member, the plan fragments of its distributed queries run in the member's transaction, one at a time; one of them is still open (a cursor, or another part of the same query)."),
+				 errhint("Close the cursor or finish the query first, or commit before it.")));
 	end_copy(xc);
 	rx_xact_note_change();
 
@@ -319,6 +327,34 @@ bool
 rx_xact_changed_before(CommandId cid)
 {
 	return xact_changed && xact_changed_cid < cid;
+}
+
+PGconn *
+rx_xact_fragment_connection(const RxMember *member)
+{
+	Oid			userid = GetUserId();
+
+	for (int i = 0; i < MAX_XACT_CONNS; i++)
+	{
+		XactConn   *xc = &xconns[i];
+
+		if (xc->in_use && xc->xact_depth > 0 && xc->userid == userid &&
+			strcmp(xc->name, member->name) == 0)
+		{
+			xc = get_xconn(member, NULL);
+			xc->fragment = true;
+			return xc->conn;
+		}
+	}
+	return NULL;
+}
+
+void
+rx_xact_fragment_done(PGconn *conn)
+{
+	for (int i = 0; i < MAX_XACT_CONNS; i++)
+		if (xconns[i].in_use && xconns[i].conn == conn)
+			xconns[i].fragment = false;
 }
 
 PGconn *
@@ -528,7 +564,11 @@ remote_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 					 "ROLLBACK TO SAVEPOINT rx_s%d; RELEASE SAVEPOINT rx_s%d",
 					 level, level);
 			if (cleanup_quiesce(xc) && cleanup_exec(xc->conn, sql))
+			{
+				/* a fragment running there was cancelled with the rest */
 				xc->xact_depth = level - 1;
+				xc->fragment = false;
+			}
 			else
 				doom(xc);
 		}

@@ -28,6 +28,16 @@
  */
 extern PGconn *rx_xact_connection(const RxMember *member);
 
+/*
+ * For a plan fragment that must see this transaction's changes on member:
+ * the connection when this transaction has a remote transaction open
+ * there (at the current subtransaction level, no COPY in progress),
+ * else NULL.  It is marked busy until rx_xact_fragment_done(): meanwhile
+ * any other use of it in this transaction is an error naming the member.
+ */
+extern PGconn *rx_xact_fragment_connection(const RxMember *member);
+extern void rx_xact_fragment_done(PGconn *conn);
+
 /* same, but NULL and the libpq message in *failure when unreachable */
 extern PGconn *rx_xact_connection_try(const RxMember *member, char **failure);
 

@@ -60,6 +60,7 @@ typedef struct RxReceiveState
 	TupleTableSlot *recv_slot;	/* rows from queues and the rescan store */
 	bool		child_done;		/* inside a fragment: local SHUFFLE exhausted */
 	bool		finished;		/* every source ended */
+	Tuplestorestate *prefetched;	/* gather read to the end at once */
 
 	/* ordered merge (a Gather Merge on the coordinator) */
 	binaryheap *heap;

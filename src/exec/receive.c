@@ -137,13 +137,49 @@ receive_wait(RxReceiveState *r)
 	r->data_wait_ms += INSTR_TIME_GET_MILLISEC(elapsed);
 }
 
+static TupleTableSlot *receive_next_unordered(RxReceiveState *r);
+static TupleTableSlot *receive_next_merged(RxReceiveState *r);
+
 static void
 receive_start_gather(RxReceiveState *r)
 {
+	EState	   *estate = r->css.ss.ps.state;
+
 	r->dispatch = rx_dispatch_start(r);
 	r->hub = rx_dispatch_hub(r->dispatch);
 	rx_hub_register_receive(r->hub, r->info.exchange_id,
 							r->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor);
+
+	/*
+	 * Fragments that run in this transaction (it wrote before: the
+	 * members' remote transactions and a parallel worker here) hold the
+	 * members' connections of the transaction and keep this backend in
+	 * parallel mode: they cannot stay open while a portal is suspended
+	 * and other statements run, nor while the statement itself writes
+	 * (INSERT ... SELECT, a writing CTE).  Then read every row now, end
+	 * the exchange, and return the rows from a store (spilled to disk
+	 * beyond work_mem).
+	 */
+	if (rx_dispatch_in_xact(r->dispatch) &&
+		(rx_run_may_resume(estate) ||
+		 estate->es_plannedstmt->commandType != CMD_SELECT ||
+		 estate->es_plannedstmt->hasModifyingCTE))
+	{
+		Tuplestorestate *rows = tuplestore_begin_heap(false, false, work_mem);
+
+		for (;;)
+		{
+			TupleTableSlot *slot = r->info.nsortkeys > 0
+				? receive_next_merged(r) : receive_next_unordered(r);
+
+			if (TupIsNull(slot))
+				break;
+			tuplestore_puttupleslot(rows, slot);
+		}
+		rx_dispatch_finish(r->dispatch, false);
+		r->dispatch = NULL;
+		r->prefetched = rows;
+	}
 }
 
 /* next row of an unordered exchange, or NULL at the end */
@@ -292,8 +328,12 @@ receive_next_live(RxReceiveState *r)
 {
 	if (r->finished)
 		return NULL;
-	if (r->info.kind == RX_RECEIVE_GATHER && r->dispatch == NULL)
+	if (r->info.kind == RX_RECEIVE_GATHER && r->dispatch == NULL &&
+		r->prefetched == NULL)
 		receive_start_gather(r);
+	if (r->prefetched)
+		return tuplestore_gettupleslot(r->prefetched, true, false, r->recv_slot)
+			? r->recv_slot : NULL;
 	return r->info.nsortkeys > 0 ? receive_next_merged(r)
 		: receive_next_unordered(r);
 }
@@ -408,6 +448,8 @@ receive_end(CustomScanState *node)
 	if (r->dispatch && !IsTransactionState())
 		r->dispatch = NULL;
 	receive_finish(r);
+	if (r->prefetched)
+		tuplestore_end(r->prefetched);
 	if (r->store)
 		tuplestore_end(r->store);
 	ExecEndNode(outerPlanState(node));
@@ -446,6 +488,9 @@ receive_rescan(CustomScanState *node)
 		rx_dispatch_finish(r->dispatch, true);
 	r->dispatch = NULL;
 	r->hub = NULL;
+	if (r->prefetched)
+		tuplestore_end(r->prefetched);
+	r->prefetched = NULL;
 	r->finished = false;
 	r->stopped_early = false;
 	r->replaying = false;
