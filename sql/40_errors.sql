@@ -159,8 +159,8 @@ PREPARE TRANSACTION 'rx_er';
 SELECT count(*) FROM pg_prepared_xacts WHERE gid = 'rx_er';
 \set VERBOSITY default
 SELECT count(*) FROM t WHERE k > 3000;
--- a distributed query cannot follow a write in the same transaction: its
--- fragments run in sessions of their own and would not see the rows
+-- a distributed query after a write in the same transaction sees the
+-- transaction's rows: its fragments run in the transaction
 BEGIN;
 INSERT INTO t (k, v) VALUES (4001, 'not yet committed');
 SELECT count(*) FROM t;
@@ -217,7 +217,7 @@ SELECT id, ctid IS NOT NULL AS has_ctid FROM g WHERE id = 1;
 SELECT g FROM g WHERE id = 1;
 SELECT row_to_json(g) FROM g WHERE id = 1;
 -- a TID scan: each member looks at its own rows
-SELECT id FROM g WHERE ctid = '(0,1)';
+SELECT id FROM g WHERE ctid = '(0,1)' ORDER BY id;
 -- the same columns are fine in the parallel part
 SELECT count(*) FROM (SELECT ctid, g FROM g) s;
 SELECT id, t FROM g ORDER BY lower(t), id LIMIT 0;

@@ -31,6 +31,7 @@
 /* shm_toc keys */
 #define RX_KEY_MESSAGE		UINT64CONST(0xE7E0000000000001)
 #define RX_KEY_REPORT		UINT64CONST(0xE7E0000000000002)
+#define RX_KEY_MEMBER		UINT64CONST(0xE7E0000000000003)
 
 /* room for the instrumentation report (about 100 bytes a plan node) */
 #define RX_REPORT_SIZE		(256 * 1024)
@@ -54,7 +55,8 @@ rx_self_fragment_start(const char *message, const char *member_name)
 	sf->pcxt = CreateParallelContext("rdma_exchange", "rx_fragment_worker_main", 1);
 	shm_toc_estimate_chunk(&sf->pcxt->estimator, len);
 	shm_toc_estimate_chunk(&sf->pcxt->estimator, RX_REPORT_SIZE);
-	shm_toc_estimate_keys(&sf->pcxt->estimator, 2);
+	shm_toc_estimate_chunk(&sf->pcxt->estimator, NAMEDATALEN);
+	shm_toc_estimate_keys(&sf->pcxt->estimator, 3);
 	InitializeParallelDSM(sf->pcxt);
 	if (sf->pcxt->seg == NULL)
 		ereport(ERROR,
@@ -67,6 +69,9 @@ rx_self_fragment_start(const char *message, const char *member_name)
 	sf->report = shm_toc_allocate(sf->pcxt->toc, RX_REPORT_SIZE);
 	sf->report[0] = '\0';
 	shm_toc_insert(sf->pcxt->toc, RX_KEY_REPORT, sf->report);
+	space = shm_toc_allocate(sf->pcxt->toc, NAMEDATALEN);
+	strlcpy(space, member_name, NAMEDATALEN);
+	shm_toc_insert(sf->pcxt->toc, RX_KEY_MEMBER, space);
 
 	LaunchParallelWorkers(sf->pcxt);
 	if (sf->pcxt->nworkers_launched == 0)
@@ -93,12 +98,27 @@ rx_self_fragment_finish(RxSelfFragment *sf)
 	return report;
 }
 
+/* errors of the worker name the member, as those of member sessions do */
+static void
+worker_error_context(void *arg)
+{
+	errcontext("plan fragment of member \"%s\" (in a parallel worker of the coordinator)",
+			   (const char *) arg);
+}
+
 void
 rx_fragment_worker_main(dsm_segment *seg, shm_toc *toc)
 {
 	char	   *message = shm_toc_lookup(toc, RX_KEY_MESSAGE, false);
 	char	   *out = shm_toc_lookup(toc, RX_KEY_REPORT, false);
-	char	   *report = rx_run_fragment(message);
+	ErrorContextCallback context;
+	char	   *report;
 
+	context.callback = worker_error_context;
+	context.arg = shm_toc_lookup(toc, RX_KEY_MEMBER, false);
+	context.previous = error_context_stack;
+	error_context_stack = &context;
+	report = rx_run_fragment(message);
+	error_context_stack = context.previous;
 	strlcpy(out, report, RX_REPORT_SIZE);
 }
