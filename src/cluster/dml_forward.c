@@ -8,10 +8,12 @@
  * and get the part of the answer that belongs to it, the statement is sent
  * to the others as SQL and runs here as usual:
  *
- *	- the target is the only hash-distributed table anywhere in the
- *	  statement, and every other table in it is a reference table (a
- *	  subquery over the target, or over another distributed table, would
- *	  see one member's rows only; a local table does not exist elsewhere);
+ *	- every other hash-distributed table in the statement (the target
+ *	  again in a subquery included) is co-located with the target: joined
+ *	  to it on the distribution columns (see find_colocated()), so that a
+ *	  member's rows of it only ever meet that member's target rows; other
+ *	  tables are reference tables (a local table does not exist
+ *	  elsewhere);
  *	- no RETURNING (the other members' rows could not be returned), no WITH;
  *	- only built-in functions and operators (user-defined ones could differ
  *	  between members), no row-level security (policies stay on this
@@ -43,7 +45,9 @@
 #include "catalog/pg_type.h"
 #include "catalog/pg_trigger.h"
 #include "commands/trigger.h"
+#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
 #include "nodes/params.h"
 #include "parser/parsetree.h"
 #include "utils/builtins.h"
@@ -135,8 +139,147 @@ has_local_rules(Oid relid)
 	return found;
 }
 
+/*
+ * Joins a member can run on its own part.  Another hash-distributed table
+ * in the statement is co-located with the target when a row of it can
+ * only match target rows on the same member: its distribution column is
+ * equal to the target's under an operator of their (shared) hash
+ * operator family, which puts equal values on the same member.  The
+ * shapes recognised, each a top-level AND of the WHERE clause:
+ *
+ *	UPDATE t SET ... FROM o WHERE o.d = t.d				(and DELETE ... USING)
+ *	DELETE FROM t WHERE t.d IN (SELECT o.d FROM o ...)
+ *	DELETE FROM t WHERE EXISTS (SELECT ... FROM o WHERE o.d = t.d ...)
+ *
+ * where the subqueries read no hash-distributed table but o.
+ */
+typedef struct Colocation
+{
+	Query	   *top;
+	RxTableDist target;
+	Bitmapset  *joined;			/* co-located tables of the top query */
+	int			sublinks;		/* subqueries over one co-located table */
+} Colocation;
+
+/* a Var naming the distribution column of a hash table; its dist */
+static bool
+dist_column(Query *q, Node *node, int levelsup, RxTableDist *dist)
+{
+	Var		   *var = (Var *) rx_strip_relabel((Expr *) node);
+	RangeTblEntry *rte;
+
+	if (!IsA(var, Var) || var->varlevelsup != levelsup ||
+		var->varno > list_length(q->rtable))
+		return false;
+	rte = rt_fetch(var->varno, q->rtable);
+	if (rte->rtekind != RTE_RELATION)
+		return false;
+	rx_table_distribution(rte->relid, dist);
+	return dist->method == RX_DIST_HASH && dist->distcol == var->varattno;
+}
+
+/*
+ * a = b, a the target's distribution column, b a co-located table's in
+ * query inner; b's range table index, or 0
+ */
+static Index
+colocating_equality(Colocation *c, Node *node, Query *inner, int target_levelsup,
+					Node *inner_side)
+{
+	OpExpr	   *op = (OpExpr *) node;
+	RxTableDist other;
+	RxTableDist target;
+	Node	   *l,
+			   *r;
+
+	if (!IsA(op, OpExpr) || list_length(op->args) != 2)
+		return 0;
+	l = linitial(op->args);
+	r = lsecond(op->args);
+	if (inner_side != NULL)
+	{
+		/* IN (SELECT ...): the left side, then the sublink's output */
+		if (!IsA(rx_strip_relabel((Expr *) r), Param))
+			return 0;
+		r = inner_side;
+	}
+	if (dist_column(c->top, r, target_levelsup, &target) &&
+		dist_column(inner, l, 0, &other))
+	{
+		Node	   *swap = l;
+
+		l = r;
+		r = swap;
+	}
+	else if (!(dist_column(c->top, l, target_levelsup, &target) &&
+			   dist_column(inner, r, 0, &other)))
+		return 0;
+	if (((Var *) rx_strip_relabel((Expr *) l))->varno != c->top->resultRelation ||
+		other.hash_opfamily != c->target.hash_opfamily ||
+		!op_in_opfamily(op->opno, c->target.hash_opfamily))
+		return 0;
+	return ((Var *) rx_strip_relabel((Expr *) r))->varno;
+}
+
+static int
+count_hash_tables(Node *node)
+{
+	ForwardCheck fc = {0, false, NULL};
+
+	(void) forward_check_walker(node, &fc);
+	return fc.hash_tables;
+}
+
+static void
+find_colocated(Colocation *c)
+{
+	List	   *conjuncts = make_ands_implicit((Expr *) c->top->jointree->quals);
+	ListCell   *lc;
+
+	foreach(lc, conjuncts)
+	{
+		Node	   *qual = lfirst(lc);
+		SubLink    *sl = (SubLink *) qual;
+		Index		joined = colocating_equality(c, qual, c->top, 0, NULL);
+
+		if (joined != 0 && joined != c->top->resultRelation)
+		{
+			c->joined = bms_add_member(c->joined, joined);
+			continue;
+		}
+		if (!IsA(sl, SubLink) || !IsA(sl->subselect, Query) ||
+			count_hash_tables(sl->subselect) != 1)
+			continue;
+		if (sl->subLinkType == ANY_SUBLINK)
+		{
+			Query	   *sub = (Query *) sl->subselect;
+			TargetEntry *tle = linitial_node(TargetEntry, sub->targetList);
+
+			/* each member would cut or number its own rows */
+			if (sub->limitCount || sub->limitOffset || sub->hasWindowFuncs ||
+				sub->groupingSets || sub->setOperations)
+				continue;
+			if (list_length(sub->targetList) == 1 &&
+				colocating_equality(c, sl->testexpr, sub, 0, (Node *) tle->expr))
+				c->sublinks++;
+		}
+		else if (sl->subLinkType == EXISTS_SUBLINK)
+		{
+			Query	   *sub = (Query *) sl->subselect;
+			ListCell   *lc2;
+
+			foreach(lc2, make_ands_implicit((Expr *) sub->jointree->quals))
+				if (colocating_equality(c, lfirst(lc2), sub, 1, NULL))
+				{
+					c->sublinks++;
+					break;
+				}
+		}
+	}
+}
+
 List *
-rx_dml_forward_sql(Query *parse)
+rx_dml_forward_sql(Query *parse, bool *colocated)
 {
 	RangeTblEntry *target;
 	RxTableDist dist;
@@ -156,8 +299,18 @@ rx_dml_forward_sql(Query *parse)
 		return NIL;
 
 	(void) forward_check_walker((Node *) parse, &fc);
-	if (fc.refused || fc.hash_tables != 1 || has_local_rules(target->relid))
+	if (fc.refused || has_local_rules(target->relid))
 		return NIL;
+	if (fc.hash_tables > 1)
+	{
+		Colocation c = {parse, dist, NULL, 0};
+
+		/* the target, and every other one co-located with it */
+		find_colocated(&c);
+		if (fc.hash_tables != 1 + bms_num_members(c.joined) + c.sublinks)
+			return NIL;
+		*colocated = true;
+	}
 
 	/* every name qualified, whatever the members' search_path */
 	nest = NewGUCNestLevel();

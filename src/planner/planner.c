@@ -691,6 +691,7 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 	int			save_nestlevel;
 	int			save_planning = planning_nmembers;
 	List	   *forward;
+	bool		colocated = false;
 
 	if (!rx_enable || rx_in_fragment() || !IsTransactionState() ||
 		!rx_extension_loaded())
@@ -722,7 +723,17 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 				 errhint("Add every member, this one included, with rdma_exchange.add_node().")));
 
 	/* deparsed before planning: the planner scribbles on the query */
-	forward = rx_dml_forward_sql(parse);
+	forward = rx_dml_forward_sql(parse, &colocated);
+	if (colocated)
+	{
+		/*
+		 * An UPDATE or DELETE joining tables co-located with its target:
+		 * every member runs it on its own part, this one too.
+		 */
+		stmt = plan_locally(parse, query_string, cursorOptions, boundParams);
+		rx_dml_forward_attach(stmt, forward);
+		return stmt;
+	}
 	rx_decorrelate(parse);
 
 	save_nestlevel = NewGUCNestLevel();
