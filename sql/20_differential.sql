@@ -186,3 +186,75 @@ SELECT rx_plan_has('SELECT c_id FROM cust WHERE c_nation < (SELECT avg(o_amount)
        rx_plan_has('SELECT o_id FROM ord WHERE o_id NOT IN (SELECT c_id FROM cust WHERE c_nation = 3)', 'Anti Join') AS not_in_as_anti_join;
 RESET search_path;
 DROP FUNCTION public.rx_plan_has(text, text);
+
+-- ===== client paths: the same rows however the query is run =====
+-- a PL/pgSQL FOR loop (an SPI cursor fetched ten rows at a time) and a
+-- cursor fetched one row per FETCH: each row exactly once
+CREATE FUNCTION public.rx_loop(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE r record;
+BEGIN
+  FOR r IN EXECUTE q LOOP RETURN NEXT r::text; END LOOP;
+END $$;
+CREATE FUNCTION public.rx_fetch(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE c refcursor; r record;
+BEGIN
+  OPEN c NO SCROLL FOR EXECUTE q;
+  LOOP
+    FETCH c INTO r;
+    EXIT WHEN NOT FOUND;
+    RETURN NEXT r::text;
+  END LOOP;
+  CLOSE c;
+END $$;
+\set q 'SELECT * FROM rx_loop(''SELECT o_id, o_cust, o_note FROM ord WHERE o_id < 3000'')'
+:run SELECT rx_same('PL/pgSQL FOR loop over a query');
+\set q 'SELECT * FROM rx_fetch(''SELECT o_id, o_amount FROM ord WHERE o_id < 700 ORDER BY o_amount, o_id'')'
+:run SELECT rx_same('cursor fetched row by row, ordered merge');
+\set q 'SELECT * FROM rx_loop(''SELECT c_nation, count(*) FROM cust JOIN ord ON o_cust = c_id GROUP BY 1'')'
+:run SELECT rx_same('PL/pgSQL FOR loop over a join and aggregate');
+-- an inlined SQL function reads every member's rows
+CREATE FUNCTION d.small_orders(n int) RETURNS SETOF d.ord LANGUAGE sql STABLE AS 'SELECT * FROM d.ord WHERE o_id <= n';
+CREATE FUNCTION l.small_orders(n int) RETURNS SETOF l.ord LANGUAGE sql STABLE AS 'SELECT * FROM l.ord WHERE o_id <= n';
+\set q 'SELECT count(*), sum(o_amount) FROM small_orders(100)'
+:run SELECT rx_same('inlined SQL function in FROM');
+\set q 'SELECT c_id, s.o_id FROM cust, LATERAL small_orders(c_id) s WHERE c_id < 20'
+:run SELECT rx_same('inlined SQL function in LATERAL');
+-- one clock and one set of settings; tableoid names the table queried
+BEGIN;
+\set q 'SELECT count(*) FROM ord WHERE now() = transaction_timestamp() AND statement_timestamp() = statement_timestamp() AND current_date = now()::date'
+:run SELECT rx_same('transaction and statement time');
+COMMIT;
+SET rx.tenant = '42';
+\set q 'SELECT count(*) FROM ord WHERE o_note = ''n'' || current_setting(''rx.tenant'')::int % 13'
+:run SELECT rx_same('a custom setting read on the members');
+RESET rx.tenant;
+SET array_nulls = off;
+\set q 'SELECT count(*) FROM ord WHERE (''{NULL,'' || o_id || ''}'')::text[] IS NOT NULL AND (''{NULL}''::text[])[1] IS NOT NULL'
+:run SELECT rx_same('array_nulls off on the members');
+RESET array_nulls;
+SET search_path = d, public;
+SELECT tableoid::regclass AS tab, count(*) FROM ord GROUP BY 1;
+SELECT count(*) FROM ord TABLESAMPLE BERNOULLI (100);
+SELECT count(*) FROM ord TABLESAMPLE SYSTEM (100) REPEATABLE (7);
+RESET search_path;
+-- a query after a write in the same transaction sees the write
+BEGIN;
+INSERT INTO d.ord VALUES (20001, 42, 1.5, 'new'), (20002, NULL, 2.5, 'new');
+INSERT INTO l.ord VALUES (20001, 42, 1.5, 'new'), (20002, NULL, 2.5, 'new');
+\set q 'SELECT o_cust, count(*), sum(o_amount) FROM ord GROUP BY 1'
+:run SELECT rx_same('after an INSERT in the transaction');
+UPDATE d.ord SET o_amount = o_amount + 1 WHERE o_id % 7 = 0;
+UPDATE l.ord SET o_amount = o_amount + 1 WHERE o_id % 7 = 0;
+\set q 'SELECT * FROM rx_loop(''SELECT o_id, o_amount FROM ord WHERE o_id % 7 = 0'')'
+:run SELECT rx_same('cursor after an UPDATE in the transaction');
+-- writes that join co-located tables run on every member's part
+UPDATE d.ord SET o_note = 'joined' FROM d.cust WHERE c_id = o_id AND c_nation = 3;
+UPDATE l.ord SET o_note = 'joined' FROM l.cust WHERE c_id = o_id AND c_nation = 3;
+DELETE FROM d.ord WHERE o_id IN (SELECT c_id FROM d.cust WHERE c_nation = 4);
+DELETE FROM l.ord WHERE o_id IN (SELECT c_id FROM l.cust WHERE c_nation = 4);
+DELETE FROM d.ord o WHERE EXISTS (SELECT 1 FROM d.cust WHERE c_id = o.o_id AND c_nation = 5);
+DELETE FROM l.ord o WHERE EXISTS (SELECT 1 FROM l.cust WHERE c_id = o.o_id AND c_nation = 5);
+\set q 'SELECT * FROM ord'
+:run SELECT rx_same('co-located UPDATE ... FROM and DELETE ... IN / EXISTS');
+ROLLBACK;
+DROP FUNCTION public.rx_loop(text), public.rx_fetch(text), d.small_orders(int), l.small_orders(int);
