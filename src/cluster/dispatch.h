@@ -52,5 +52,6 @@ extern char *rx_run_fragment(const char *message);
 extern RxHub *rx_fragment_hub(void);
 extern int	rx_fragment_coordinator(void);
 extern bool rx_in_fragment(void);
+extern PlanState *rx_fragment_planstate(void);
 
 #endif							/* RX_DISPATCH_H */

@@ -47,6 +47,13 @@ PG_FUNCTION_INFO_V1(rx_execute_fragment);
 /* the fragment this backend is running */
 static RxHub *current_hub = NULL;
 static int	current_coordinator = -1;
+static PlanState *current_planstate = NULL;
+
+PlanState *
+rx_fragment_planstate(void)
+{
+	return current_planstate;
+}
 
 RxHub *
 rx_fragment_hub(void)
@@ -107,8 +114,8 @@ typedef struct ColumnTypes
  * A column of a type created on every member (an enum, a domain, ...)
  * has another type OID here than on the coordinator: give the scan's Var
  * this member's type, which the executor checks against the table.  The
- * coordinator only sends such columns to built-in output functions
- * (planner/fallback.c), which take their type from the value.
+ * coordinator only turns such columns into text (planner/fallback.c),
+ * which then happens with this member's output function for the type.
  */
 static Node *
 column_types_mutator(Node *node, ColumnTypes *ct)
@@ -470,6 +477,7 @@ rx_run_fragment(const char *message)
 							 None_Receiver, bound_params(msg->extern_values),
 							 NULL, msg->instrument_options);
 		ExecutorStart(qd, 0);
+		current_planstate = qd->planstate;
 
 		/* InitPlan values computed on the coordinator */
 		forboth(a, msg->param_ids, b, msg->param_values)
@@ -499,6 +507,7 @@ rx_run_fragment(const char *message)
 	{
 		current_hub = NULL;
 		current_coordinator = -1;
+		current_planstate = NULL;
 	}
 	PG_END_TRY();
 	rx_port_close(port);

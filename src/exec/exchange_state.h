@@ -58,7 +58,10 @@ typedef struct RxReceiveState
 	RxHub	   *hub;
 	struct RxDispatch *dispatch;	/* gather: the shipped fragment */
 	TupleTableSlot *recv_slot;	/* rows from queues and the rescan store */
+	TupleTableSlot *local_slot; /* rows from this member's own SHUFFLE */
 	bool		child_done;		/* inside a fragment: local SHUFFLE exhausted */
+	bool		pulling;		/* ... and being pulled right now */
+	Tuplestorestate *local_rows;	/* its rows for this member, run early */
 	bool		finished;		/* every source ended */
 	Tuplestorestate *prefetched;	/* gather read to the end at once */
 

@@ -104,6 +104,7 @@ receive_begin(CustomScanState *node, EState *estate, int eflags)
 
 	/* rows come out of tuplestores as minimal tuples */
 	r->recv_slot = ExecInitExtraTupleSlot(estate, desc, &TTSOpsMinimalTuple);
+	r->local_slot = ExecInitExtraTupleSlot(estate, desc, &TTSOpsMinimalTuple);
 
 	r->lookup = rx_lookup_create(&r->info, cscan->custom_exprs, &node->ss.ps);
 	if (r->info.materialize && r->lookup == NULL)
@@ -121,20 +122,61 @@ receive_begin(CustomScanState *node, EState *estate, int eflags)
 	}
 }
 
-/* wait for data, keeping the time for EXPLAIN ANALYZE */
+/* a wait for data in which nothing arrived at all */
+#define RECEIVE_WAIT_MS			100
+#define RECEIVE_IDLE_WAIT_MS	90
+
+static void drive_other_shuffles(void);
+
+/*
+ * Wait for data, keeping the time for EXPLAIN ANALYZE.  Inside a fragment,
+ * a wait in which nothing arrived may be a wait for rows that another
+ * member holds back until it gets rows this member holds back: its own
+ * SHUFFLE of another exchange, not pulled yet because the plan reads that
+ * exchange later (a hash join reads its outer side's first row, then its
+ * whole inner side; members whose outer side is empty here and not there
+ * take the two in different orders).  Then run those SHUFFLEs first.
+ */
 static void
 receive_wait(RxReceiveState *r)
 {
 	instr_time	start;
 	instr_time	elapsed;
+	double		ms;
 
 	INSTR_TIME_SET_CURRENT(start);
 	if (r->dispatch)
 		rx_dispatch_check(r->dispatch);
-	rx_hub_wait(r->hub, r->info.exchange_id, false, 100);
+	rx_hub_wait(r->hub, r->info.exchange_id, false, RECEIVE_WAIT_MS);
 	INSTR_TIME_SET_CURRENT(elapsed);
 	INSTR_TIME_SUBTRACT(elapsed, start);
-	r->data_wait_ms += INSTR_TIME_GET_MILLISEC(elapsed);
+	ms = INSTR_TIME_GET_MILLISEC(elapsed);
+	r->data_wait_ms += ms;
+	if (r->info.kind == RX_RECEIVE_SHUFFLE && ms >= RECEIVE_IDLE_WAIT_MS)
+		drive_other_shuffles();
+}
+
+/*
+ * This member's next row of the exchange from its own SHUFFLE, or NULL.
+ * The row is copied into a slot of the RECEIVE's own: the SHUFFLE's slot
+ * changes when another RECEIVE's wait runs the SHUFFLE on (see
+ * drive_other_shuffles()), while the row returned may still be in use
+ * above (a hash join's first outer row).
+ */
+static TupleTableSlot *
+receive_pull_local(RxReceiveState *r)
+{
+	TupleTableSlot *slot;
+
+	r->pulling = true;
+	slot = ExecProcNode(outerPlanState(r));
+	r->pulling = false;
+	if (TupIsNull(slot))
+	{
+		r->child_done = true;
+		return NULL;
+	}
+	return ExecCopySlot(r->local_slot, slot);
 }
 
 static TupleTableSlot *receive_next_unordered(RxReceiveState *r);
@@ -199,13 +241,15 @@ receive_next_unordered(RxReceiveState *r)
 		CHECK_FOR_INTERRUPTS();
 		if (rx_hub_next(r->hub, r->info.exchange_id, -1, slot))
 			return slot;
+		if (r->local_rows &&
+			tuplestore_gettupleslot(r->local_rows, true, false, slot))
+			return slot;
 		if (!gather && !r->child_done)
 		{
-			TupleTableSlot *local = ExecProcNode(outerPlanState(r));
+			TupleTableSlot *local = receive_pull_local(r);
 
 			if (!TupIsNull(local))
 				return local;
-			r->child_done = true;
 			continue;
 		}
 		if (rx_hub_all_done(r->hub, r->info.exchange_id, gather))
@@ -450,6 +494,8 @@ receive_end(CustomScanState *node)
 	receive_finish(r);
 	if (r->prefetched)
 		tuplestore_end(r->prefetched);
+	if (r->local_rows)
+		tuplestore_end(r->local_rows);
 	if (r->store)
 		tuplestore_end(r->store);
 	ExecEndNode(outerPlanState(node));
@@ -531,6 +577,42 @@ collect_unfinished(PlanState *ps, void *context)
 }
 
 /*
+ * Run every SHUFFLE of this fragment that has not ended and is not being
+ * read right now (its RECEIVE is not on the stack), keeping the rows it
+ * keeps on this member for its RECEIVE, which returns them later.  Each
+ * SHUFFLE's subtree runs once (exchanges inside fragments are never
+ * rescanned), so running it early changes when its rows come, not which.
+ */
+static void
+drive_other_shuffles(void)
+{
+	PlanState  *root = rx_fragment_planstate();
+	UnfinishedReceives u = {NIL};
+	ListCell   *lc;
+
+	if (root == NULL)
+		return;
+	(void) collect_unfinished(root, &u);
+	foreach(lc, u.receives)
+	{
+		RxReceiveState *r = lfirst(lc);
+
+		while (!r->child_done && !r->pulling)
+		{
+			TupleTableSlot *slot;
+
+			CHECK_FOR_INTERRUPTS();
+			slot = receive_pull_local(r);
+			if (TupIsNull(slot))
+				break;
+			if (r->local_rows == NULL)
+				r->local_rows = tuplestore_begin_heap(false, false, work_mem);
+			tuplestore_puttupleslot(r->local_rows, slot);
+		}
+	}
+}
+
+/*
  * A fragment's plan can end without reading some of its exchanges: a
  * hash join whose inner side is empty never reads its outer side, a join
  * whose first outer row is missing never builds its hash table, a Limit
@@ -556,12 +638,8 @@ rx_receive_finish_fragment(PlanState *planstate)
 
 		while (!r->child_done)
 		{
-			TupleTableSlot *slot;
-
 			CHECK_FOR_INTERRUPTS();
-			slot = ExecProcNode(outerPlanState(r));
-			if (TupIsNull(slot))
-				r->child_done = true;
+			(void) receive_pull_local(r);
 		}
 	}
 	foreach(lc, u.receives)

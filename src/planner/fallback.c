@@ -33,7 +33,6 @@
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
 #include "utils/builtins.h"
-#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
@@ -139,12 +138,12 @@ map_to_index_var(Node *node, ColumnMap *map)
 /*
  * Column attno as the fragment fetches it.  Values of built-in types
  * travel as they are.  A value of a type created on the members (an enum,
- * a composite, a domain, a range, an array of those) may hold catalog OIDs
- * that differ between members, so it travels in text form: the member's
- * output function (a built-in one, such as enum_out or record_out, which
- * reads the member's own catalogs) writes it, the coordinator's input
- * function reads it back.  The member maps the column's type to its own
- * (cluster/fragment.c).  A column's collation only matters for the
+ * a composite, a domain, a range, an array of those, an extension's type)
+ * may hold catalog OIDs that differ between members, so it travels in
+ * text form: the member turns its column into text with its own type's
+ * output function (it maps the column's type to its own, see
+ * cluster/fragment.c), the coordinator reads the text back with its own
+ * type's input function.  A column's collation only matters for the
  * filters that stay here.
  */
 static Expr *
@@ -153,10 +152,8 @@ fetch_column(Scan *scan, RangeTblEntry *rte, AttrNumber a, bool *as_text)
 	Oid			type;
 	int32		typmod;
 	Oid			coll;
-	Oid			typoutput;
-	bool		varlena;
 	Var		   *var;
-	FuncExpr   *out;
+	CoerceViaIO *out;
 
 	get_atttypetypmodcoll(rte->relid, a, &type, &typmod, &coll);
 	if (OidIsValid(coll) && coll >= FirstNormalObjectId)
@@ -165,16 +162,13 @@ fetch_column(Scan *scan, RangeTblEntry *rte, AttrNumber a, bool *as_text)
 	*as_text = (type >= FirstNormalObjectId);
 	if (!*as_text)
 		return (Expr *) var;
-	getTypeOutputInfo(type, &typoutput, &varlena);
-	if (typoutput >= FirstNormalObjectId)
-		refuse(scan, rte,
-			   psprintf("Column \"%s\" has type %s, whose output function is not built into PostgreSQL, so its values cannot be sent between members.",
-						get_attname(rte->relid, a, false),
-						format_type_with_typemod(type, typmod)));
-	out = makeFuncExpr(typoutput, CSTRINGOID, list_make1(var), InvalidOid,
-					   InvalidOid, COERCE_EXPLICIT_CALL);
-	return (Expr *) makeFuncExpr(F_TEXTIN, TEXTOID, list_make1(out), InvalidOid,
-								 DEFAULT_COLLATION_OID, COERCE_EXPLICIT_CALL);
+	out = makeNode(CoerceViaIO);
+	out->arg = (Expr *) var;
+	out->resulttype = TEXTOID;
+	out->resultcollid = DEFAULT_COLLATION_OID;
+	out->coerceformat = COERCE_IMPLICIT_CAST;
+	out->location = -1;
+	return (Expr *) out;
 }
 
 static bool
