@@ -256,6 +256,19 @@ DELETE FROM d.ord o WHERE EXISTS (SELECT 1 FROM d.cust WHERE c_id = o.o_id AND c
 DELETE FROM l.ord o WHERE EXISTS (SELECT 1 FROM l.cust WHERE c_id = o.o_id AND c_nation = 5);
 \set q 'SELECT * FROM ord'
 :run SELECT rx_same('co-located UPDATE ... FROM and DELETE ... IN / EXISTS');
+-- ... and uncorrelated subqueries over tables that are not co-located
+-- are computed first
+DELETE FROM d.ord WHERE o_cust IN (SELECT c_id FROM d.cust WHERE c_nation = 6);
+DELETE FROM l.ord WHERE o_cust IN (SELECT c_id FROM l.cust WHERE c_nation = 6);
+UPDATE d.ord SET o_note = 'not in' WHERE o_cust NOT IN (SELECT c_id FROM d.cust WHERE c_nation < 20);
+UPDATE l.ord SET o_note = 'not in' WHERE o_cust NOT IN (SELECT c_id FROM l.cust WHERE c_nation < 20);
+UPDATE d.ord SET o_amount = 0 WHERE o_cust = (SELECT max(c_id) FROM d.cust WHERE c_nation = 7)
+  AND EXISTS (SELECT FROM d.cust WHERE c_nation = 8);
+UPDATE l.ord SET o_amount = 0 WHERE o_cust = (SELECT max(c_id) FROM l.cust WHERE c_nation = 7)
+  AND EXISTS (SELECT FROM l.cust WHERE c_nation = 8);
+DELETE FROM d.ord WHERE o_cust <> ALL (SELECT c_id FROM d.cust WHERE c_nation < 24) AND o_id % 2 = 0;
+DELETE FROM l.ord WHERE o_cust <> ALL (SELECT c_id FROM l.cust WHERE c_nation < 24) AND o_id % 2 = 0;
+:run SELECT rx_same('UPDATE and DELETE with subqueries computed first');
 ROLLBACK;
 DROP FUNCTION public.rx_loop(text), public.rx_fetch(text), d.small_orders(int), l.small_orders(int);
 

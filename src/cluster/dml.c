@@ -602,7 +602,7 @@ refuse(const char *what, Oid relid, const char *detail, const char *hint)
 }
 
 #define LOCAL_PART_ONLY "Each member stores only its own rows of the table, and this statement would see or change this member's rows only."
-#define NOT_FORWARDED "Each member stores only its own rows of the table.  A statement is run on every member's part only when every other distributed table it reads (the target again, in a subquery, included) is joined to the target on both distribution columns (t.d = o.d in WHERE, t.d IN (SELECT o.d ...), EXISTS (... WHERE o.d = t.d)), it reads no local table, has no RETURNING or WITH, calls only built-in functions, and the table has no row-level security or user triggers."
+#define NOT_FORWARDED "Each member stores only its own rows of the table.  A statement is run on every member's part only when every other distributed table it reads is joined to the target on both distribution columns (t.d = o.d in WHERE, t.d IN (SELECT o.d ...), EXISTS (... WHERE o.d = t.d)) or is read by an uncorrelated subquery of WHERE that does not read the target (computed first), it reads no local table, has no RETURNING or WITH, calls only built-in functions, and the table has no row-level security or user triggers."
 
 static void
 check_modify_table(Plan *plan, PlannedStmt *ps)

@@ -45,6 +45,7 @@
 #include "catalog/pg_type.h"
 #include "catalog/pg_trigger.h"
 #include "commands/trigger.h"
+#include "executor/spi.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
@@ -157,6 +158,7 @@ typedef struct Colocation
 {
 	Query	   *top;
 	RxTableDist target;
+	Oid			target_relid;
 	Bitmapset  *joined;			/* co-located tables of the top query */
 	int			sublinks;		/* subqueries over one co-located table */
 } Colocation;
@@ -230,6 +232,36 @@ count_hash_tables(Node *node)
 	return fc.hash_tables;
 }
 
+/* a subquery of the WHERE clause over one table co-located with the target */
+static bool
+colocated_sublink(Colocation *c, SubLink *sl)
+{
+	Query	   *sub = (Query *) sl->subselect;
+
+	if (!IsA(sub, Query) || count_hash_tables((Node *) sub) != 1)
+		return false;
+	if (sl->subLinkType == ANY_SUBLINK)
+	{
+		TargetEntry *tle = linitial_node(TargetEntry, sub->targetList);
+
+		/* each member would cut or number its own rows */
+		if (sub->limitCount || sub->limitOffset || sub->hasWindowFuncs ||
+			sub->groupingSets || sub->setOperations)
+			return false;
+		return list_length(sub->targetList) == 1 &&
+			colocating_equality(c, sl->testexpr, sub, 0, (Node *) tle->expr) != 0;
+	}
+	if (sl->subLinkType == EXISTS_SUBLINK)
+	{
+		ListCell   *lc;
+
+		foreach(lc, make_ands_implicit((Expr *) sub->jointree->quals))
+			if (colocating_equality(c, lfirst(lc), sub, 1, NULL) != 0)
+				return true;
+	}
+	return false;
+}
+
 static void
 find_colocated(Colocation *c)
 {
@@ -239,43 +271,134 @@ find_colocated(Colocation *c)
 	foreach(lc, conjuncts)
 	{
 		Node	   *qual = lfirst(lc);
-		SubLink    *sl = (SubLink *) qual;
 		Index		joined = colocating_equality(c, qual, c->top, 0, NULL);
 
 		if (joined != 0 && joined != c->top->resultRelation)
-		{
 			c->joined = bms_add_member(c->joined, joined);
-			continue;
-		}
-		if (!IsA(sl, SubLink) || !IsA(sl->subselect, Query) ||
-			count_hash_tables(sl->subselect) != 1)
-			continue;
-		if (sl->subLinkType == ANY_SUBLINK)
-		{
-			Query	   *sub = (Query *) sl->subselect;
-			TargetEntry *tle = linitial_node(TargetEntry, sub->targetList);
-
-			/* each member would cut or number its own rows */
-			if (sub->limitCount || sub->limitOffset || sub->hasWindowFuncs ||
-				sub->groupingSets || sub->setOperations)
-				continue;
-			if (list_length(sub->targetList) == 1 &&
-				colocating_equality(c, sl->testexpr, sub, 0, (Node *) tle->expr))
-				c->sublinks++;
-		}
-		else if (sl->subLinkType == EXISTS_SUBLINK)
-		{
-			Query	   *sub = (Query *) sl->subselect;
-			ListCell   *lc2;
-
-			foreach(lc2, make_ands_implicit((Expr *) sub->jointree->quals))
-				if (colocating_equality(c, lfirst(lc2), sub, 1, NULL))
-				{
-					c->sublinks++;
-					break;
-				}
-		}
+		else if (IsA(qual, SubLink) && colocated_sublink(c, (SubLink *) qual))
+			c->sublinks++;
 	}
+}
+
+/*
+ * Subqueries computed first.  An uncorrelated subquery of the WHERE clause
+ * over other distributed tables, not co-located with the target (DELETE
+ * FROM t WHERE k IN (SELECT o.c FROM o ...), k = (SELECT max(..) ...),
+ * EXISTS (SELECT ...)), has one result for the whole statement: the
+ * members get that result as a parameter instead of the subquery, which
+ * they could only run on their own part.  This member runs the statement
+ * as planned (the subquery a distributed query of its own).  Not for
+ * subqueries over the target itself (the members below this one have
+ * already changed it when this member's part runs), nor with bound
+ * parameters inside: those stay, and the statement is refused.
+ */
+typedef struct ShipContext
+{
+	Colocation *colocation;
+	int			next_param;		/* id of the next parameter added */
+	List	   *subqueries;		/* (kind, SQL, type) per parameter added */
+} ShipContext;
+
+static bool
+target_or_param_walker(Node *node, Oid *relid)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, RangeTblEntry))
+		return ((RangeTblEntry *) node)->rtekind == RTE_RELATION &&
+			((RangeTblEntry *) node)->relid == *relid;
+	if (IsA(node, Param))
+		return ((Param *) node)->paramkind == PARAM_EXTERN;
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, target_or_param_walker, relid,
+								 QTW_EXAMINE_RTES_BEFORE);
+	return expression_tree_walker(node, target_or_param_walker, relid);
+}
+
+static char *
+deparse(Query *query)
+{
+	int			nest = NewGUCNestLevel();
+	char	   *sql;
+
+	/* every name qualified, whatever the members' search_path */
+	(void) set_config_option("search_path", "pg_catalog", PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	sql = pg_get_querydef(copyObject(query), false);
+	AtEOXact_GUC(true, nest);
+	return sql;
+}
+
+static Param *
+shipped_param(ShipContext *sc, char kind, Query *sub, Oid type)
+{
+	Param	   *p = makeNode(Param);
+
+	p->paramkind = PARAM_EXTERN;
+	p->paramid = sc->next_param++;
+	p->paramtype = type;
+	p->paramtypmod = -1;
+	p->paramcollid = InvalidOid;
+	p->location = -1;
+	sc->subqueries = lappend(sc->subqueries,
+							 list_make3(makeInteger(kind), makeString(deparse(sub)),
+										makeInteger(type)));
+	return p;
+}
+
+static Node *
+ship_subqueries_mutator(Node *node, ShipContext *sc)
+{
+	SubLink    *sl = (SubLink *) node;
+	Query	   *sub;
+	ForwardCheck fc = {0, false, NULL};
+
+	if (node == NULL)
+		return NULL;
+	if (!IsA(node, SubLink))
+		return expression_tree_mutator(node, ship_subqueries_mutator, (void *) sc);
+	sub = (Query *) sl->subselect;
+	(void) forward_check_walker((Node *) sub, &fc);
+	if (fc.hash_tables == 0 ||	/* every member can run it */
+		contain_vars_of_level((Node *) sub, 1) ||
+		target_or_param_walker((Node *) sub, &sc->colocation->target_relid) ||
+		colocated_sublink(sc->colocation, sl))
+		return node;
+	switch (sl->subLinkType)
+	{
+		case EXISTS_SUBLINK:
+			return (Node *) shipped_param(sc, 'e', sub, BOOLOID);
+		case EXPR_SUBLINK:
+			return (Node *) shipped_param(sc, 'x', sub,
+										  exprType((Node *) linitial_node(TargetEntry, sub->targetList)->expr));
+		case ANY_SUBLINK:
+		case ALL_SUBLINK:
+			{
+				OpExpr	   *op = (OpExpr *) sl->testexpr;
+				Oid			elem = exprType((Node *) linitial_node(TargetEntry, sub->targetList)->expr);
+				Oid			array = get_array_type(elem);
+				ScalarArrayOpExpr *saop;
+
+				/* lhs op (subquery's column): lhs op ANY/ALL (array) */
+				if (!IsA(op, OpExpr) || list_length(op->args) != 2 ||
+					!IsA(rx_strip_relabel(lsecond(op->args)), Param) ||
+					!OidIsValid(array))
+					return node;
+				saop = makeNode(ScalarArrayOpExpr);
+				saop->opno = op->opno;
+				saop->opfuncid = op->opfuncid;
+				saop->useOr = (sl->subLinkType == ANY_SUBLINK);
+				saop->inputcollid = op->inputcollid;
+				saop->args = list_make2(linitial(op->args),
+										shipped_param(sc, saop->useOr ? 'a' : 'l',
+													  sub, array));
+				saop->location = -1;
+				return (Node *) saop;
+			}
+		default:
+			break;
+	}
+	return node;
 }
 
 List *
@@ -284,7 +407,9 @@ rx_dml_forward_sql(Query *parse, bool *colocated)
 	RangeTblEntry *target;
 	RxTableDist dist;
 	ForwardCheck fc = {0, false, NULL};
-	int			nest;
+	Colocation c = {parse, {0}, InvalidOid, NULL, 0};
+	ShipContext sc = {&c, 0, NIL};
+	Query	   *members;
 	char	   *sql;
 	List	   *params = NIL;
 	int			id = -1;
@@ -298,30 +423,37 @@ rx_dml_forward_sql(Query *parse, bool *colocated)
 	if (dist.method != RX_DIST_HASH)
 		return NIL;
 
+	/* what the members run: subqueries computed here first */
 	(void) forward_check_walker((Node *) parse, &fc);
 	if (fc.refused || has_local_rules(target->relid))
 		return NIL;
+	c.target = dist;
+	c.target_relid = target->relid;
+	sc.next_param = bms_is_empty(fc.params) ? 1 : bms_prev_member(fc.params, -1) + 1;
+	members = copyObject(parse);
+	members->jointree->quals = ship_subqueries_mutator(members->jointree->quals, &sc);
+	memset(&fc, 0, sizeof(fc));
+	(void) forward_check_walker((Node *) members, &fc);
 	if (fc.hash_tables > 1)
 	{
-		Colocation c = {parse, dist, NULL, 0};
-
-		/* the target, and every other one co-located with it */
+		/*
+		 * the target, and every other one co-located with it; then this
+		 * member plans its part locally too, which it cannot do with a
+		 * subquery that reads other members
+		 */
+		c.top = members;
 		find_colocated(&c);
-		if (fc.hash_tables != 1 + bms_num_members(c.joined) + c.sublinks)
+		if (fc.hash_tables != 1 + bms_num_members(c.joined) + c.sublinks ||
+			sc.subqueries != NIL)
 			return NIL;
 		*colocated = true;
 	}
 
-	/* every name qualified, whatever the members' search_path */
-	nest = NewGUCNestLevel();
-	(void) set_config_option("search_path", "pg_catalog", PGC_USERSET,
-							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-	sql = pg_get_querydef(copyObject(parse), false);
-	AtEOXact_GUC(true, nest);
-
+	sql = deparse(members);
 	while ((id = bms_next_member(fc.params, id)) >= 0)
 		params = lappend_int(params, id);
-	return list_make3(makeString(FORWARD_MARKER), makeString(sql), params);
+	return list_make4(makeString(FORWARD_MARKER), makeString(sql), params,
+					  sc.subqueries);
 }
 
 void
@@ -345,7 +477,7 @@ rx_dml_forward_of(PlannedStmt *stmt)
 	if (mt == NULL || !IsA(mt, ModifyTable) || list_length(mt->fdwPrivLists) != 1)
 		return NIL;
 	priv = (List *) linitial(mt->fdwPrivLists);
-	if (list_length(priv) != 3 || !IsA(linitial(priv), String) ||
+	if (list_length(priv) != 4 || !IsA(linitial(priv), String) ||
 		strcmp(strVal(linitial(priv)), FORWARD_MARKER) != 0)
 		return NIL;
 	return priv;
@@ -360,22 +492,67 @@ struct RxForward
 	const char **values;
 };
 
+/*
+ * The result of a subquery computed first (see ship_subqueries_mutator()),
+ * in text form: an array of its rows for IN/NOT IN, ANY and ALL (empty for
+ * no rows, which keeps NOT IN's answer), its one value, or whether it has
+ * rows.  It runs here as a distributed query of its own.
+ */
+static char *
+run_subquery(char kind, const char *sql)
+{
+	char	   *query;
+	char	   *result = NULL;
+	MemoryContext caller = CurrentMemoryContext;
+
+	switch (kind)
+	{
+		case 'a':
+		case 'l':
+			query = psprintf("SELECT coalesce(array_agg(v), '{}')::text FROM (%s) s(v)", sql);
+			break;
+		case 'e':
+			query = psprintf("SELECT EXISTS (%s)::text", sql);
+			break;
+		default:
+			query = psprintf("SELECT ((%s))::text", sql);
+			break;
+	}
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(query, true, 0) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "subquery of a forwarded statement gave no result");
+	{
+		char	   *value = SPI_getvalue(SPI_tuptable->vals[0],
+										 SPI_tuptable->tupdesc, 1);
+
+		if (value != NULL)
+			result = MemoryContextStrdup(caller, value);
+	}
+	SPI_finish();
+	return result;
+}
+
 RxForward *
 rx_dml_forward_begin(PlannedStmt *stmt, ParamListInfo params)
 {
 	List	   *forward = rx_dml_forward_of(stmt);
 	List	   *used;
+	List	   *shipped;
+	int			first_shipped;
 	RxForward  *fw;
 	ListCell   *lc;
 
 	if (forward == NIL)
 		return NULL;
 	used = (List *) lthird(forward);
+	shipped = (List *) lfourth(forward);
 	fw = palloc0(sizeof(RxForward));
 	fw->sql = strVal(lsecond(forward));
 	fw->nparams = used != NIL ? llast_int(used) : 0;
 	fw->types = palloc0(sizeof(Oid) * (fw->nparams + 1));
 	fw->values = palloc0(sizeof(char *) * (fw->nparams + 1));
+	first_shipped = fw->nparams - list_length(shipped) + 1;
 
 	/*
 	 * The bound parameters the statement uses, as text, with their types
@@ -385,12 +562,23 @@ rx_dml_forward_begin(PlannedStmt *stmt, ParamListInfo params)
 	 */
 	for (int i = 0; i < fw->nparams; i++)
 		fw->types[i] = TEXTOID;
+	foreach(lc, shipped)
+	{
+		int			id = first_shipped + foreach_current_index(lc);
+		List	   *sub = lfirst(lc);
+		Oid			type = intVal(lthird(sub));
+
+		fw->types[id - 1] = type < FirstNormalObjectId ? type : InvalidOid;
+		fw->values[id - 1] = run_subquery(intVal(linitial(sub)), strVal(lsecond(sub)));
+	}
 	foreach(lc, used)
 	{
 		int			id = lfirst_int(lc);
 		ParamExternData workspace;
 		ParamExternData *prm;
 
+		if (id >= first_shipped)
+			continue;
 		if (params == NULL || id > params->numParams)
 			elog(ERROR, "parameter $%d of a forwarded statement has no value", id);
 		prm = rx_bound_param(params, id, &workspace);

@@ -267,13 +267,9 @@ rewrite_gather(RxPlanContext *ctx, Plan *gather)
 	return (Plan *) serial;
 }
 
-static bool
-is_distributed_scan(RxPlanContext *ctx, Plan *plan)
+bool
+rx_is_relation_scan(Plan *plan)
 {
-	Index		rti;
-	RangeTblEntry *rte;
-	RxTableDist dist;
-
 	switch (nodeTag(plan))
 	{
 		case T_SeqScan:
@@ -283,10 +279,21 @@ is_distributed_scan(RxPlanContext *ctx, Plan *plan)
 		case T_BitmapHeapScan:
 		case T_TidScan:
 		case T_TidRangeScan:
-			break;
+			return true;
 		default:
 			return false;
 	}
+}
+
+static bool
+is_distributed_scan(RxPlanContext *ctx, Plan *plan)
+{
+	Index		rti;
+	RangeTblEntry *rte;
+	RxTableDist dist;
+
+	if (!rx_is_relation_scan(plan))
+		return false;
 	rti = ((Scan *) plan)->scanrelid;
 	if (bms_is_member(rti, ctx->result_rtis))
 		return false;

@@ -23,6 +23,9 @@ extern void rx_planner_init(void);
 extern int	rx_new_node_id(RxPlanContext *ctx);
 extern List *rx_plan_children(Plan *plan);
 
+/* a scan of a relation's heap (sequential, sample, index, bitmap, TID) */
+extern bool rx_is_relation_scan(Plan *plan);
+
 /* a Sort over child passing all its columns through, keys copied */
 extern Sort *rx_make_sort(RxPlanContext *ctx, Plan *child, int nkeys,
 						  AttrNumber *cols, Oid *ops, Oid *collations,

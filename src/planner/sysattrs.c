@@ -61,37 +61,22 @@ system_columns_walker(PlannedStmt *stmt, Plan *plan)
 	if (plan == NULL)
 		return;
 	check_stack_depth();
-	switch (nodeTag(plan))
+	if (rx_is_relation_scan(plan))
 	{
-		case T_SeqScan:
-		case T_SampleScan:
-		case T_IndexScan:
-		case T_IndexOnlyScan:
-		case T_BitmapHeapScan:
-		case T_TidScan:
-		case T_TidRangeScan:
-			{
-				Scan	   *scan = (Scan *) plan;
-				RangeTblEntry *rte = rt_fetch(scan->scanrelid, stmt->rtable);
-				RxTableDist dist;
+		Scan	   *scan = (Scan *) plan;
+		RangeTblEntry *rte = rt_fetch(scan->scanrelid, stmt->rtable);
+		RxTableDist dist;
 
-				if (rte->rtekind != RTE_RELATION)
-					break;
-				rx_table_distribution(rte->relid, &dist);
-				if (dist.method == RX_DIST_NONE)
-					break;
-				{
-					TableOidContext context = {scan->scanrelid, rte->relid};
+		rx_table_distribution(rte->relid, &dist);
+		if (rte->rtekind == RTE_RELATION && dist.method != RX_DIST_NONE)
+		{
+			TableOidContext context = {scan->scanrelid, rte->relid};
 
-					plan->targetlist = (List *)
-						tableoid_mutator((Node *) plan->targetlist, &context);
-					plan->qual = (List *)
-						tableoid_mutator((Node *) plan->qual, &context);
-				}
-				break;
-			}
-		default:
-			break;
+			plan->targetlist = (List *)
+				tableoid_mutator((Node *) plan->targetlist, &context);
+			plan->qual = (List *)
+				tableoid_mutator((Node *) plan->qual, &context);
+		}
 	}
 	foreach(lc, rx_plan_children(plan))
 		system_columns_walker(stmt, lfirst(lc));
