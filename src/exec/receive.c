@@ -185,8 +185,6 @@ static TupleTableSlot *receive_next_merged(RxReceiveState *r);
 static void
 receive_start_gather(RxReceiveState *r)
 {
-	EState	   *estate = r->css.ss.ps.state;
-
 	r->dispatch = rx_dispatch_start(r);
 	r->hub = rx_dispatch_hub(r->dispatch);
 	rx_hub_register_receive(r->hub, r->info.exchange_id,
@@ -195,17 +193,15 @@ receive_start_gather(RxReceiveState *r)
 	/*
 	 * Fragments that run in this transaction (it wrote before: the
 	 * members' remote transactions and a parallel worker here) hold the
-	 * members' connections of the transaction and keep this backend in
-	 * parallel mode: they cannot stay open while a portal is suspended
-	 * and other statements run, nor while the statement itself writes
-	 * (INSERT ... SELECT, a writing CTE).  Then read every row now, end
-	 * the exchange, and return the rows from a store (spilled to disk
-	 * beyond work_mem).
+	 * members' one connection of the transaction and keep this backend in
+	 * parallel mode.  They cannot stay open while another gather of the
+	 * plan ships its fragments (a subplan, a nested loop over two
+	 * gathered tables), while a portal is suspended and other statements
+	 * run, nor while the statement itself writes (INSERT ... SELECT).  So
+	 * read every row now, end the exchange, and return the rows from a
+	 * store (spilled to disk beyond work_mem).
 	 */
-	if (rx_dispatch_in_xact(r->dispatch) &&
-		(rx_run_may_resume(estate) ||
-		 estate->es_plannedstmt->commandType != CMD_SELECT ||
-		 estate->es_plannedstmt->hasModifyingCTE))
+	if (rx_dispatch_in_xact(r->dispatch))
 	{
 		Tuplestorestate *rows = tuplestore_begin_heap(false, false, work_mem);
 
