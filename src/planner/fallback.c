@@ -139,8 +139,8 @@ map_to_index_var(Node *node, ColumnMap *map)
  * Column attno as the fragment fetches it.  Values of built-in types
  * travel as they are.  A value of a type created on the members (an enum,
  * a composite, a domain, a range, an array of those, an extension's type)
- * may hold catalog OIDs that differ between members, so it travels in
- * text form: the member turns its column into text with its own type's
+ * or one naming a catalog entry (regclass, ...) may hold catalog OIDs that
+ * differ between members, so it travels in text form: the member turns its column into text with its own type's
  * output function (it maps the column's type to its own, see
  * cluster/fragment.c), the coordinator reads the text back with its own
  * type's input function.  A column's collation only matters for the
@@ -159,7 +159,7 @@ fetch_column(Scan *scan, RangeTblEntry *rte, AttrNumber a, bool *as_text)
 	if (OidIsValid(coll) && coll >= FirstNormalObjectId)
 		coll = DEFAULT_COLLATION_OID;
 	var = makeVar(scan->scanrelid, a, type, typmod, coll, 0);
-	*as_text = (type >= FirstNormalObjectId);
+	*as_text = (type >= FirstNormalObjectId || rx_type_names_catalog_entry(type));
 	if (!*as_text)
 		return (Expr *) var;
 	out = makeNode(CoerceViaIO);

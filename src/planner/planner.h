@@ -55,6 +55,9 @@ extern Plan *rx_place_fragment(RxPlanContext *ctx, Plan *child,
 /* shippable.c: can this expression run on another member? */
 extern bool rx_expr_shippable(Node *node);
 
+/* values of the type are OIDs of catalog entries (regclass, regtype, ...) */
+extern bool rx_type_names_catalog_entry(Oid type);
+
 /* the node itself (not its arguments) calls a user-defined function or operator */
 extern bool rx_node_calls_user_routine(Node *node);
 extern bool rx_plan_node_shippable(Plan *plan);

@@ -30,6 +30,44 @@ builtin(Oid oid)
 }
 
 bool
+rx_type_names_catalog_entry(Oid type)
+{
+	switch (type)
+	{
+		case REGCLASSOID:
+		case REGTYPEOID:
+		case REGPROCOID:
+		case REGPROCEDUREOID:
+		case REGOPEROID:
+		case REGOPERATOROID:
+		case REGNAMESPACEOID:
+		case REGROLEOID:
+		case REGCONFIGOID:
+		case REGDICTIONARYOID:
+		case REGCOLLATIONOID:
+			return true;
+		default:
+			return false;
+	}
+}
+
+/*
+ * A value that names a catalog entry (regclass, regtype, ...) is an OID:
+ * computed or printed on a member it means that member's object.  Only
+ * constants naming built-in objects, the same everywhere, may travel.
+ */
+static bool
+names_member_object(Node *node)
+{
+	Const	   *c = (Const *) node;
+
+	if (!rx_type_names_catalog_entry(exprType(node)))
+		return false;
+	return !(IsA(c, Const) &&
+			 (c->constisnull || builtin(DatumGetObjectId(c->constvalue))));
+}
+
+bool
 rx_node_calls_user_routine(Node *node)
 {
 	switch (nodeTag(node))
@@ -97,7 +135,7 @@ unshippable_walker(Node *node, void *context)
 		case T_FieldSelect:
 		case T_SubscriptingRef:
 			if (!builtin(exprType(node)) || exprType(node) == RECORDOID ||
-				!builtin(exprCollation(node)))
+				!builtin(exprCollation(node)) || names_member_object(node))
 				return true;
 			break;
 		default:

@@ -555,9 +555,22 @@ rx_port_close(RxPort *port)
 	if (port == NULL || (i = local_index(port)) < 0)
 		return;
 
-	/* what we sent must arrive before our fragment reports success */
+	/*
+	 * What we sent must arrive before our fragment reports success.  A
+	 * peer may be closing too and wait for us the same way: what still
+	 * arrives here is not wanted any more (the plan is done), so give it
+	 * back at once, which lets the peer's messages be acknowledged.
+	 */
 	while (port->state == RX_PORT_OPEN && !port_flushed(port))
+	{
+		RxMessage	msg;
+
+		while (rx_recv(port, &msg))
+			rx_release(port, &msg);
+		if (port_flushed(port))
+			break;
 		rx_wait(port, 100, PG_WAIT_EXTENSION);
+	}
 
 	local_forget(i);
 	port_release(port, true);
