@@ -326,6 +326,42 @@ sort_fragment(RxPlanContext *ctx, Plan *child, ColumnMap *map,
 								 order->collations, order->nulls_first);
 }
 
+/* the index columns an index-only scan refers to, as table columns */
+static Node *
+index_var_mutator(Node *node, List *indextlist)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Var) && ((Var *) node)->varno == INDEX_VAR)
+		return copyObject((Node *) list_nth_node(TargetEntry, indextlist,
+												 ((Var *) node)->varattno - 1)->expr);
+	return expression_tree_mutator(node, index_var_mutator, (void *) indextlist);
+}
+
+/*
+ * An index-only scan (what PostgreSQL takes for count(*) over an
+ * all-visible table, whatever the planner hides) as the index scan it
+ * stands for: its columns and conditions in terms of the table's.
+ */
+static Scan *
+index_only_as_index_scan(IndexOnlyScan *ios)
+{
+	IndexScan  *is = makeNode(IndexScan);
+
+	is->scan = ios->scan;
+	is->scan.plan.type = T_IndexScan;
+	is->scan.plan.targetlist = (List *)
+		index_var_mutator((Node *) ios->scan.plan.targetlist, ios->indextlist);
+	is->scan.plan.qual = (List *)
+		index_var_mutator((Node *) ios->scan.plan.qual, ios->indextlist);
+	is->indexid = ios->indexid;
+	is->indexqualorig = (List *)
+		index_var_mutator((Node *) ios->recheckqual, ios->indextlist);
+	is->indexorderby = ios->indexorderby;
+	is->indexorderdir = ios->indexorderdir;
+	return &is->scan;
+}
+
 Plan *
 rx_fallback_scan(RxPlanContext *ctx, Scan *scan)
 {
@@ -347,6 +383,11 @@ rx_fallback_scan(RxPlanContext *ctx, Scan *scan)
 	int			attno;
 	int			exchange_id;
 
+	if (IsA(scan, IndexOnlyScan))
+	{
+		scan = index_only_as_index_scan((IndexOnlyScan *) scan);
+		quals = list_copy(scan->plan.qual);
+	}
 	switch (nodeTag(scan))
 	{
 		case T_SeqScan:
@@ -377,7 +418,7 @@ rx_fallback_scan(RxPlanContext *ctx, Scan *scan)
 				refuse(scan, rte, "Only the sampling methods built into PostgreSQL (BERNOULLI, SYSTEM) with built-in arguments can sample a distributed table.");
 			break;
 		default:
-			refuse(scan, rte, "Only sequential, sample, TID, index and bitmap scans of a distributed table can be gathered.");
+			refuse(scan, rte, "Only sequential, sample, TID, index, index-only and bitmap scans of a distributed table can be gathered.");
 	}
 
 	/* the columns the scan's output and filters read */
