@@ -46,6 +46,7 @@ typedef struct RxShuffleState
 	int			nkeys;
 	int64		nsent;			/* rows sent to the coordinator */
 	bool		done;
+	bool		ended_early;	/* stopped, or the coordinator's LIMIT met */
 	RxExchangeNodeStats stats;
 } RxShuffleState;
 

@@ -627,6 +627,15 @@ rx_receive_finish_fragment(PlanState *planstate)
 	UnfinishedReceives u = {NIL};
 	ListCell   *lc;
 
+	/*
+	 * Not when the fragment's output ended early: the coordinator was told
+	 * to stop, or has all the rows its LIMIT needs from this member alone,
+	 * and stops every member; running the rest of the plan could take as
+	 * long as the whole query.
+	 */
+	if (rx_is_shuffle(planstate->plan) &&
+		((RxShuffleState *) planstate)->ended_early)
+		return;
 	(void) collect_unfinished(planstate, &u);
 	foreach(lc, u.receives)
 	{

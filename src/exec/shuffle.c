@@ -225,12 +225,14 @@ shuffle_exec(CustomScanState *node)
 		{
 			/* the consumer needs no more rows: end without reading on */
 			shuffle_finish(s);
+			s->ended_early = true;
 			return NULL;
 		}
 		if (s->info.tuples_needed >= 0 && s->nsent >= s->info.tuples_needed)
 		{
 			/* the coordinator's LIMIT is satisfied by these rows */
 			shuffle_finish(s);
+			s->ended_early = true;
 			return NULL;
 		}
 		slot = ExecProcNode(child);
