@@ -55,7 +55,6 @@ struct RxDispatch
 	bool		in_xact[RX_MAX_MEMBERS];	/* conns[m] is the member's
 											 * remote transaction */
 	RxSelfFragment *self_worker;	/* this member's, in a parallel worker */
-	int			self;
 	bool		done[RX_MAX_MEMBERS];
 	char	   *reports[RX_MAX_MEMBERS];
 };
@@ -152,17 +151,7 @@ pool_drop(int i)
 static void
 pool_abandon(int i)
 {
-	if (PQtransactionStatus(pool[i].conn) == PQTRANS_ACTIVE)
-	{
-		PGcancel   *cancel = PQgetCancel(pool[i].conn);
-		char		errbuf[256];
-
-		if (cancel)
-		{
-			(void) PQcancel(cancel, errbuf, sizeof(errbuf));
-			PQfreeCancel(cancel);
-		}
-	}
+	rx_cancel(pool[i].conn);
 	pool_drop(i);
 }
 
@@ -616,7 +605,6 @@ rx_dispatch_start(RxReceiveState *r)
 	d->port = rx_port_open(&spec);
 	d->hub = rx_hub_create(d->port, self, d->nmembers, d->names);
 
-	d->self = self;
 	for (int m = 0; m < d->nmembers; m++)
 	{
 		const char *values[1] = {message};

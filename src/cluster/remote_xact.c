@@ -292,8 +292,8 @@ get_xconn(const RxMember *member, char **failure)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("member \"%s\" is busy with a distributed query of this transaction",
 						xc->name),
-				 errdetail("After this transaction changed the member, the plan fragments of its distributed queries run in the member's transaction, one at a time; one of them is still open (a cursor, or another part of the same query)."),
-				 errhint("Close the cursor or finish the query first, or commit before it.")));
+				 errdetail("After this transaction changed the member, the plan fragments of its distributed queries run in the member's transaction, one at a time, and one of them still runs there."),
+				 errhint("Finish that query first, or commit before it.")));
 	end_copy(xc);
 	rx_xact_note_change();
 
