@@ -351,15 +351,13 @@ ship_subqueries_mutator(Node *node, ShipContext *sc)
 {
 	SubLink    *sl = (SubLink *) node;
 	Query	   *sub;
-	ForwardCheck fc = {0, false, NULL};
 
 	if (node == NULL)
 		return NULL;
 	if (!IsA(node, SubLink))
 		return expression_tree_mutator(node, ship_subqueries_mutator, (void *) sc);
 	sub = (Query *) sl->subselect;
-	(void) forward_check_walker((Node *) sub, &fc);
-	if (fc.hash_tables == 0 ||	/* every member can run it */
+	if (count_hash_tables((Node *) sub) == 0 ||	/* every member can run it */
 		contain_vars_of_level((Node *) sub, 1) ||
 		target_or_param_walker((Node *) sub, &sc->colocation->target_relid) ||
 		colocated_sublink(sc->colocation, sl))

@@ -17,7 +17,7 @@
  * again from the start, the plan would ship its fragments a second time
  * and return the first rows again.
  *
- * This file keeps the executor states whose current run may be resumed;
+ * This file knows whether the running query's run may be resumed;
  * RECEIVE asks before it ends its exchange at shutdown.
  *
  *-------------------------------------------------------------------------
@@ -25,29 +25,28 @@
 #include "postgres.h"
 
 #include "executor/executor.h"
-#include "nodes/pg_list.h"
-#include "utils/memutils.h"
 
 #include "exec/exchange.h"
 
 static ExecutorRun_hook_type prev_executor_run = NULL;
 
-/* executor states in a run that may be resumed, innermost first */
-static List *resumable_runs = NIL;
+/*
+ * The innermost executor run and whether it may be resumed.  A node shuts
+ * down inside its own query's run (ExecutePlan's end, a Limit), which is
+ * the innermost one then: runs nested in it (functions) have returned.
+ */
+static EState *running_estate = NULL;
+static bool running_may_resume = false;
 
 static void
 portal_executor_run(QueryDesc *queryDesc, ScanDirection direction,
 					uint64 count, bool execute_once)
 {
-	List	   *save = resumable_runs;
+	EState	   *save_estate = running_estate;
+	bool		save_may_resume = running_may_resume;
 
-	if (!execute_once)
-	{
-		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-
-		resumable_runs = lcons(queryDesc->estate, list_copy(save));
-		MemoryContextSwitchTo(old);
-	}
+	running_estate = queryDesc->estate;
+	running_may_resume = !execute_once;
 	PG_TRY();
 	{
 		if (prev_executor_run)
@@ -57,11 +56,8 @@ portal_executor_run(QueryDesc *queryDesc, ScanDirection direction,
 	}
 	PG_FINALLY();
 	{
-		if (resumable_runs != save)
-		{
-			list_free(resumable_runs);
-			resumable_runs = save;
-		}
+		running_estate = save_estate;
+		running_may_resume = save_may_resume;
 	}
 	PG_END_TRY();
 }
@@ -69,7 +65,7 @@ portal_executor_run(QueryDesc *queryDesc, ScanDirection direction,
 bool
 rx_run_may_resume(EState *estate)
 {
-	return list_member_ptr(resumable_runs, estate);
+	return running_estate == estate && running_may_resume;
 }
 
 void

@@ -549,15 +549,11 @@ receive_rescan(CustomScanState *node)
  * ---------------------------------------------------------------------
  */
 
-typedef struct UnfinishedReceives
-{
-	List	   *receives;
-} UnfinishedReceives;
-
+/* the fragment's RECEIVEs that did not read all their rows, into *context */
 static bool
 collect_unfinished(PlanState *ps, void *context)
 {
-	UnfinishedReceives *u = (UnfinishedReceives *) context;
+	List	  **receives = (List **) context;
 
 	if (ps == NULL)
 		return false;
@@ -567,9 +563,30 @@ collect_unfinished(PlanState *ps, void *context)
 
 		if (r->info.kind == RX_RECEIVE_SHUFFLE && r->hub != NULL &&
 			!r->finished)
-			u->receives = lappend(u->receives, r);
+			*receives = lappend(*receives, r);
 	}
 	return planstate_tree_walker(ps, collect_unfinished, context);
+}
+
+/*
+ * Run a RECEIVE's own SHUFFLE to its end, which sends its rows for other
+ * members; the rows it keeps here are kept for the RECEIVE, or dropped.
+ */
+static void
+run_local_shuffle(RxReceiveState *r, bool keep)
+{
+	while (!r->child_done)
+	{
+		TupleTableSlot *slot;
+
+		CHECK_FOR_INTERRUPTS();
+		slot = receive_pull_local(r);
+		if (TupIsNull(slot) || !keep)
+			continue;
+		if (r->local_rows == NULL)
+			r->local_rows = tuplestore_begin_heap(false, false, work_mem);
+		tuplestore_puttupleslot(r->local_rows, slot);
+	}
 }
 
 /*
@@ -583,28 +600,18 @@ static void
 drive_other_shuffles(void)
 {
 	PlanState  *root = rx_fragment_planstate();
-	UnfinishedReceives u = {NIL};
+	List	   *receives = NIL;
 	ListCell   *lc;
 
 	if (root == NULL)
 		return;
-	(void) collect_unfinished(root, &u);
-	foreach(lc, u.receives)
+	(void) collect_unfinished(root, &receives);
+	foreach(lc, receives)
 	{
 		RxReceiveState *r = lfirst(lc);
 
-		while (!r->child_done && !r->pulling)
-		{
-			TupleTableSlot *slot;
-
-			CHECK_FOR_INTERRUPTS();
-			slot = receive_pull_local(r);
-			if (TupIsNull(slot))
-				break;
-			if (r->local_rows == NULL)
-				r->local_rows = tuplestore_begin_heap(false, false, work_mem);
-			tuplestore_puttupleslot(r->local_rows, slot);
-		}
+		if (!r->pulling)
+			run_local_shuffle(r, true);
 	}
 }
 
@@ -624,7 +631,7 @@ drive_other_shuffles(void)
 void
 rx_receive_finish_fragment(PlanState *planstate)
 {
-	UnfinishedReceives u = {NIL};
+	List	   *receives = NIL;
 	ListCell   *lc;
 
 	/*
@@ -636,18 +643,10 @@ rx_receive_finish_fragment(PlanState *planstate)
 	if (rx_is_shuffle(planstate->plan) &&
 		((RxShuffleState *) planstate)->ended_early)
 		return;
-	(void) collect_unfinished(planstate, &u);
-	foreach(lc, u.receives)
-	{
-		RxReceiveState *r = lfirst(lc);
-
-		while (!r->child_done)
-		{
-			CHECK_FOR_INTERRUPTS();
-			(void) receive_pull_local(r);
-		}
-	}
-	foreach(lc, u.receives)
+	(void) collect_unfinished(planstate, &receives);
+	foreach(lc, receives)
+		run_local_shuffle(lfirst(lc), false);
+	foreach(lc, receives)
 	{
 		RxReceiveState *r = lfirst(lc);
 

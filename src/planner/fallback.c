@@ -140,10 +140,10 @@ map_to_index_var(Node *node, ColumnMap *map)
  * travel as they are.  A value of a type created on the members (an enum,
  * a composite, a domain, a range, an array of those, an extension's type)
  * or one naming a catalog entry (regclass, ...) may hold catalog OIDs that
- * differ between members, so it travels in text form: the member turns its column into text with its own type's
- * output function (it maps the column's type to its own, see
- * cluster/fragment.c), the coordinator reads the text back with its own
- * type's input function.  A column's collation only matters for the
+ * differ between members, so it travels in text form: the member turns its
+ * column into text with its own type's output function (it maps the
+ * column's type to its own, see cluster/fragment.c), the coordinator reads
+ * the text back with its own type's input function.  A column's collation only matters for the
  * filters that stay here.
  */
 static Expr *

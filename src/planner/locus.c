@@ -920,6 +920,87 @@ place(Placer *pl, Plan **pp, Locus *out)
 	}
 }
 
+/*
+ * Whether the order of plan's rows, which the plan above relies on, comes
+ * through an exchange: rows arrive from every member interleaved, so an
+ * index scan's or a merge join's order below a RECEIVE is lost.  The order
+ * comes from a Sort, or from a node's outer side (joins keep their outer
+ * side's order), or from every input of a MergeAppend.
+ */
+bool
+rx_order_crosses_exchange(Plan *plan)
+{
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return false;
+	check_stack_depth();
+	if (rx_is_receive(plan))
+		return true;
+	switch (nodeTag(plan))
+	{
+		case T_Sort:
+			return false;
+		case T_MergeAppend:
+			foreach(lc, ((MergeAppend *) plan)->mergeplans)
+				if (rx_order_crosses_exchange(lfirst(lc)))
+					return true;
+			return false;
+		case T_SubqueryScan:
+			return rx_order_crosses_exchange(((SubqueryScan *) plan)->subplan);
+		default:
+			return rx_order_crosses_exchange(plan->lefttree);
+	}
+}
+
+/*
+ * A node of the placed fragment that needs its input in order (a merge
+ * join, a sorted aggregate or grouping, a window, a Limit, an incremental
+ * sort) whose order an exchange placed below it destroyed: the placement
+ * is wrong, and the subtree runs in the serial part instead.
+ */
+static bool
+order_lost(Plan *plan)
+{
+	ListCell   *lc;
+	bool		needs_order;
+
+	if (plan == NULL)
+		return false;
+	check_stack_depth();
+	switch (nodeTag(plan))
+	{
+		case T_MergeJoin:
+			if (rx_order_crosses_exchange(plan->righttree))
+				return true;
+			needs_order = true;
+			break;
+		case T_Agg:
+			needs_order = ((Agg *) plan)->aggstrategy == AGG_SORTED ||
+				((Agg *) plan)->aggstrategy == AGG_MIXED;
+			break;
+		case T_Group:
+		case T_Unique:
+		case T_WindowAgg:
+		case T_IncrementalSort:
+		case T_Limit:
+			needs_order = true;
+			break;
+		case T_SetOp:
+			needs_order = ((SetOp *) plan)->strategy == SETOP_SORTED;
+			break;
+		default:
+			needs_order = false;
+			break;
+	}
+	if (needs_order && rx_order_crosses_exchange(plan->lefttree))
+		return true;
+	foreach(lc, rx_plan_children(plan))
+		if (order_lost(lfirst(lc)))
+			return true;
+	return false;
+}
+
 Plan *
 rx_place_fragment(RxPlanContext *ctx, Plan *child, int exchange_id)
 {
@@ -928,7 +1009,7 @@ rx_place_fragment(RxPlanContext *ctx, Plan *child, int exchange_id)
 	Locus		l;
 	CustomScan *shuffle;
 
-	if (!place(&pl, &fragment, &l))
+	if (!place(&pl, &fragment, &l) || order_lost(fragment))
 		return NULL;
 	shuffle = rx_make_shuffle(fragment, exchange_id, RX_ROUTE_COORDINATOR,
 							  partitioned(l) ? -1 : 0, NIL, NIL, NIL);

@@ -219,39 +219,6 @@ gather_tlist_for_receive(List *tlist)
 
 static Plan *rewrite_serial(RxPlanContext *ctx, Plan *plan);
 
-/*
- * Whether the order of plan's rows, which the plan above relies on, can
- * come through an exchange: rows arrive from every member interleaved, so
- * an index scan's or a merge join's order below a RECEIVE is lost.  The
- * order comes from a Sort, or from a node's outer side (joins keep their
- * outer side's order), or from every input of a MergeAppend.
- */
-static bool
-order_crosses_exchange(Plan *plan)
-{
-	ListCell   *lc;
-
-	if (plan == NULL)
-		return false;
-	check_stack_depth();
-	if (rx_is_receive(plan))
-		return true;
-	switch (nodeTag(plan))
-	{
-		case T_Sort:
-			return false;
-		case T_MergeAppend:
-			foreach(lc, ((MergeAppend *) plan)->mergeplans)
-				if (order_crosses_exchange(lfirst(lc)))
-					return true;
-			return false;
-		case T_SubqueryScan:
-			return order_crosses_exchange(((SubqueryScan *) plan)->subplan);
-		default:
-			return order_crosses_exchange(plan->lefttree);
-	}
-}
-
 static Plan *
 rewrite_gather(RxPlanContext *ctx, Plan *gather)
 {
@@ -283,7 +250,7 @@ rewrite_gather(RxPlanContext *ctx, Plan *gather)
 			 * them again where an exchange came between them and the
 			 * order PostgreSQL planned for
 			 */
-			if (order_crosses_exchange(fragment->lefttree))
+			if (rx_order_crosses_exchange(fragment->lefttree))
 				fragment->lefttree = (Plan *)
 					rx_make_sort(ctx, fragment->lefttree, gm->numCols,
 								 gm->sortColIdx, gm->sortOperators,

@@ -52,6 +52,9 @@ extern Expr *rx_strip_relabel(Expr *e);
 extern Plan *rx_place_fragment(RxPlanContext *ctx, Plan *child,
 							   int exchange_id);
 
+/* the order of plan's rows comes through an exchange (and is lost) */
+extern bool rx_order_crosses_exchange(Plan *plan);
+
 /* shippable.c: can this expression run on another member? */
 extern bool rx_expr_shippable(Node *node);
 
