@@ -264,10 +264,12 @@ REVOKE ALL ON FUNCTION rdma_exchange.shuffle_selftest(bigint, bigint, int, text[
 -- ===== fragment execution (src/cluster/dispatch.c, src/cluster/fragment.c) =====
 
 -- Runs a signed plan fragment shipped by a coordinator; returns its
--- instrumentation.  Not for PUBLIC: grant EXECUTE to the roles that run
--- distributed queries (superusers can always).
+-- instrumentation.  For PUBLIC: the signed fragment is the authorization,
+-- valid once, for the role whose query it belongs to and for a short time
+-- (src/cluster/fragment_guard.c), so any role that may read the tables can
+-- run distributed queries over them.
 CREATE FUNCTION rdma_exchange.execute_fragment(fragment text)
 RETURNS text
 AS 'MODULE_PATHNAME', 'rx_execute_fragment'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
-REVOKE ALL ON FUNCTION rdma_exchange.execute_fragment(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION rdma_exchange.execute_fragment(text) TO PUBLIC;

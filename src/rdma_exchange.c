@@ -15,6 +15,7 @@
 #include "utils/guc.h"
 
 #include "rdma_exchange.h"
+#include "cluster/fragment_guard.h"
 #include "cluster/metadata.h"
 #include "exec/exchange.h"
 #include "planner/planner.h"
@@ -205,6 +206,7 @@ _PG_init(void)
 	MarkGUCPrefixReserved("rdma_exchange");
 
 	rx_metadata_init();
+	rx_fragment_guard_init();
 	rx_transport_init();
 	rx_exec_init();
 	rx_planner_init();

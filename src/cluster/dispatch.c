@@ -34,7 +34,9 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
+#include "cluster/colmap.h"
 #include "cluster/dispatch.h"
+#include "cluster/fragment_guard.h"
 #include "cluster/fragment_msg.h"
 #include "cluster/metadata.h"
 #include "cluster/remote.h"
@@ -351,7 +353,7 @@ qualified_relname(Oid relid)
 
 /* range table as the members see it: only the fragment's relations */
 static List *
-fragment_rtable(List *rtable, Bitmapset *rtis, List **relnames, List **rolenames)
+fragment_rtable(List *rtable, Bitmapset *rtis, RxFragmentMsg *msg)
 {
 	List	   *result = NIL;
 	ListCell   *lc;
@@ -362,6 +364,7 @@ fragment_rtable(List *rtable, Bitmapset *rtis, List **relnames, List **rolenames
 		RangeTblEntry *rte = copyObject(lfirst_node(RangeTblEntry, lc));
 		char	   *relname = NULL;
 		char	   *rolename = NULL;
+		List	   *colnames = NIL;
 
 		rti++;
 		if (rte->rtekind == RTE_RELATION && bms_is_member(rti, rtis))
@@ -369,6 +372,7 @@ fragment_rtable(List *rtable, Bitmapset *rtis, List **relnames, List **rolenames
 			relname = qualified_relname(rte->relid);
 			if (OidIsValid(rte->checkAsUser))
 				rolename = GetUserNameFromId(rte->checkAsUser, false);
+			colnames = rx_column_names(rte->relid);
 			rte->relid = InvalidOid;
 		}
 		else if (rte->rtekind == RTE_RELATION)
@@ -390,8 +394,9 @@ fragment_rtable(List *rtable, Bitmapset *rtis, List **relnames, List **rolenames
 		}
 		rte->securityQuals = NIL;
 		result = lappend(result, rte);
-		*relnames = lappend(*relnames, relname ? makeString(relname) : NULL);
-		*rolenames = lappend(*rolenames, rolename ? makeString(rolename) : NULL);
+		msg->relnames = lappend(msg->relnames, relname ? makeString(relname) : NULL);
+		msg->rolenames = lappend(msg->rolenames, rolename ? makeString(rolename) : NULL);
+		msg->colnames = lappend(msg->colnames, colnames);
 	}
 	return result;
 }
@@ -505,8 +510,7 @@ build_message(RxDispatch *d, RxReceiveState *r, uint64 query_id, uint64 token,
 	stmt->commandType = CMD_SELECT;
 	stmt->canSetTag = true;
 	stmt->planTree = fragment;
-	stmt->rtable = fragment_rtable(top->rtable, fs.rtis, &msg.relnames,
-								   &msg.rolenames);
+	stmt->rtable = fragment_rtable(top->rtable, fs.rtis, &msg);
 	/* fragments never contain SubPlans (the planner checks); keep positions */
 	foreach(lc, top->subplans)
 		stmt->subplans = lappend(stmt->subplans, NULL);
@@ -526,6 +530,7 @@ build_message(RxDispatch *d, RxReceiveState *r, uint64 query_id, uint64 token,
 	shipped_settings(&msg);
 	msg.xact_start = GetCurrentTransactionStartTimestamp();
 	msg.stmt_start = GetCurrentStatementStartTimestamp();
+	rx_fragment_bind(&msg);
 	return rx_fragment_encode(&msg);
 }
 
@@ -533,30 +538,6 @@ build_message(RxDispatch *d, RxReceiveState *r, uint64 query_id, uint64 token,
  * Running
  * ---------------------------------------------------------------------
  */
-
-/*
- * Fragments run as the current user through rdma_exchange.execute_fragment,
- * which is not for PUBLIC: say so here, with what to grant, rather than
- * with each member's bare "permission denied for function".
- */
-static void
-check_fragment_privilege(void)
-{
-	List	   *name = list_make2(makeString(RX_SCHEMA_NAME),
-								  makeString("execute_fragment"));
-	Oid			argtype = TEXTOID;
-	Oid			fn = LookupFuncName(name, 1, &argtype, true);
-
-	if (OidIsValid(fn) &&
-		pg_proc_aclcheck(fn, GetUserId(), ACL_EXECUTE) != ACLCHECK_OK)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied to run distributed queries"),
-				 errdetail("Role \"%s\" may not execute %s.execute_fragment(text), which runs the plan fragments on every member.",
-						   GetUserNameFromId(GetUserId(), false), RX_SCHEMA_NAME),
-				 errhint("GRANT EXECUTE ON FUNCTION %s.execute_fragment(text) TO %s on every member (rdma_exchange.run_on_all_nodes() does it in one call).",
-						 RX_SCHEMA_NAME, quote_identifier(GetUserNameFromId(GetUserId(), false)))));
-}
 
 RxDispatch *
 rx_dispatch_start(RxReceiveState *r)
@@ -577,7 +558,6 @@ rx_dispatch_start(RxReceiveState *r)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("this server is not a member of an rdma_exchange cluster"),
 				 errhint("Add every member, this one included, with rdma_exchange.add_node().")));
-	check_fragment_privilege();
 	in_xact = rx_xact_changed_before(r->css.ss.ps.state->es_snapshot->curcid);
 	if (!pg_strong_random(&query_id, sizeof(query_id)) ||
 		!pg_strong_random(&token, sizeof(token)))

@@ -3,10 +3,12 @@
  * fragment.c
  *	  Member side of a gather: rdma_exchange.execute_fragment().
  *
- * The function is not callable by PUBLIC, and it parses nothing before
- * the fragment's signature checked out.  Relations and indexes are found
- * by qualified name and locked here, permissions are checked as for any
- * query of the session user (ExecCheckRTPerms in ExecutorStart), the
+ * Any role may call the function; it parses nothing before the
+ * fragment's signature checked out, and runs it only for the role that
+ * planned it, once and in time (fragment_guard.c).  Relations and indexes
+ * are found by qualified name and locked here, their columns by name
+ * (colmap.c), permissions are checked as for any query of the session
+ * user (ExecCheckRTPerms in ExecutorStart), the
  * snapshot is this backend's own, and only plain read-only plans run.
  * The result is a text report of the instrumentation (one line per plan
  * node, one per exchange node), empty unless the coordinator runs
@@ -35,7 +37,9 @@
 #include "utils/snapmgr.h"
 #include "utils/varlena.h"
 
+#include "cluster/colmap.h"
 #include "cluster/dispatch.h"
+#include "cluster/fragment_guard.h"
 #include "cluster/fragment_msg.h"
 #include "cluster/metadata.h"
 #include "exec/exchange.h"
@@ -100,47 +104,10 @@ map_index(RxFragmentMsg *msg, Oid old)
 typedef struct FragmentWalk
 {
 	RxFragmentMsg *msg;
+	const char *member;			/* this member's name, for messages */
 	List	   *recv_ids;
 	List	   *send_ids;
 } FragmentWalk;
-
-typedef struct ColumnTypes
-{
-	Index		scanrelid;
-	Oid			relid;			/* this member's */
-} ColumnTypes;
-
-/*
- * A column of a type created on every member (an enum, a domain, ...)
- * has another type OID here than on the coordinator: give the scan's Var
- * this member's type, which the executor checks against the table.  The
- * coordinator only turns such columns into text (planner/fallback.c),
- * which then happens with this member's output function for the type.
- */
-static Node *
-column_types_mutator(Node *node, ColumnTypes *ct)
-{
-	if (node == NULL)
-		return NULL;
-	if (IsA(node, Var))
-	{
-		Var		   *var = (Var *) node;
-
-		if (var->varno == ct->scanrelid && var->varlevelsup == 0 &&
-			var->varattno > 0 && var->vartype >= FirstNormalObjectId)
-		{
-			var = (Var *) copyObject(var);
-			var->vartype = get_atttype(ct->relid, var->varattno);
-			if (!OidIsValid(var->vartype))
-				ereport(ERROR,
-						(errcode(ERRCODE_UNDEFINED_COLUMN),
-						 errmsg("column %d of relation \"%s\" does not exist on this member",
-								var->varattno, get_rel_name(ct->relid))));
-		}
-		return (Node *) var;
-	}
-	return expression_tree_mutator(node, column_types_mutator, (void *) ct);
-}
 
 /* remap indexes, check the plan is read-only, find the exchanges */
 static void
@@ -155,25 +122,27 @@ walk_fragment(Plan *plan, FragmentWalk *w)
 	{
 		case T_SeqScan:
 		case T_SampleScan:
+		case T_IndexScan:
+		case T_IndexOnlyScan:
+		case T_BitmapIndexScan:
+		case T_BitmapHeapScan:
+		case T_TidScan:
+		case T_TidRangeScan:
 			{
 				Scan	   *scan = (Scan *) plan;
-				ColumnTypes ct;
+				int			rti = scan->scanrelid - 1;
+				List	   *names = list_nth(w->msg->colnames, rti);
 
-				ct.scanrelid = scan->scanrelid;
-				ct.relid = list_nth_node(RangeTblEntry, w->msg->stmt->rtable,
-										 scan->scanrelid - 1)->relid;
-				plan->targetlist = (List *)
-					column_types_mutator((Node *) plan->targetlist, &ct);
+				if (names != NIL)
+					rx_map_scan_columns(scan, list_nth_node(RangeTblEntry, w->msg->stmt->rtable, rti),
+										names, w->member);
+				if (IsA(plan, IndexScan))
+					((IndexScan *) plan)->indexid = map_index(w->msg, ((IndexScan *) plan)->indexid);
+				else if (IsA(plan, IndexOnlyScan))
+					((IndexOnlyScan *) plan)->indexid = map_index(w->msg, ((IndexOnlyScan *) plan)->indexid);
+				else if (IsA(plan, BitmapIndexScan))
+					((BitmapIndexScan *) plan)->indexid = map_index(w->msg, ((BitmapIndexScan *) plan)->indexid);
 			}
-			break;
-		case T_IndexScan:
-			((IndexScan *) plan)->indexid = map_index(w->msg, ((IndexScan *) plan)->indexid);
-			break;
-		case T_IndexOnlyScan:
-			((IndexOnlyScan *) plan)->indexid = map_index(w->msg, ((IndexOnlyScan *) plan)->indexid);
-			break;
-		case T_BitmapIndexScan:
-			((BitmapIndexScan *) plan)->indexid = map_index(w->msg, ((BitmapIndexScan *) plan)->indexid);
 			break;
 		case T_BitmapAnd:
 			foreach(lc, ((BitmapAnd *) plan)->bitmapplans)
@@ -400,6 +369,9 @@ rx_run_fragment(const char *message)
 					 errmsg("member %d is \"%s\" on the coordinator but \"%s\" here",
 							m, msg->fabric_addrs[m], members[m].fabric_addr)));
 
+	/* for this role, in time, once: before any port or buffer is taken */
+	rx_fragment_check_binding(msg, members[self].name);
+
 	save_nestlevel = NewGUCNestLevel();
 	forboth(a, msg->guc_names, b, msg->guc_values)
 		(void) set_config_option(strVal(lfirst(a)), strVal(lfirst(b)),
@@ -432,7 +404,16 @@ rx_run_fragment(const char *message)
 			: InvalidOid;
 	}
 	w.msg = msg;
+	w.member = members[self].name;
 	walk_fragment(stmt->planTree, &w);
+	rti = 0;
+	foreach(a, msg->colnames)
+	{
+		if (lfirst(a) != NIL)
+			rx_map_rte_columns(list_nth_node(RangeTblEntry, stmt->rtable, rti),
+							   lfirst(a), members[self].name);
+		rti++;
+	}
 
 	memset(&spec, 0, sizeof(spec));
 	spec.query_id = msg->query_id;

@@ -22,7 +22,7 @@
 #include "cluster/admin.h"
 #include "cluster/fragment_msg.h"
 
-#define RX_FRAGMENT_MAGIC "rdma_exchange fragment v1"
+#define RX_FRAGMENT_MAGIC "rdma_exchange fragment v2"
 
 static void
 require_cluster_key(void)
@@ -94,6 +94,11 @@ rx_fragment_encode(RxFragmentMsg *msg)
 	body = lappend(body, msg->designs);
 	body = lappend(body, makeString(psprintf(INT64_FORMAT, msg->xact_start)));
 	body = lappend(body, makeString(psprintf(INT64_FORMAT, msg->stmt_start)));
+	body = lappend(body, msg->colnames);
+	body = lappend(body, makeString(msg->rolename));
+	body = lappend(body, makeString(psprintf(UINT64_FORMAT, msg->nonce)));
+	body = lappend(body, makeString(psprintf(INT64_FORMAT, msg->expires)));
+	body = lappend(body, makeInteger(msg->coordinator_pid));
 	text = psprintf("%s %s\n%s", RX_FRAGMENT_MAGIC,
 					rx_local_extension_version(), nodeToString(body));
 	sign(text, strlen(text), sig);
@@ -159,7 +164,7 @@ rx_fragment_decode(const char *text)
 				 errhint("Install the same version on every member (ALTER EXTENSION rdma_exchange UPDATE).")));
 
 	body = (List *) stringToNode(newline + 1);
-	if (!IsA(body, List) || list_length(body) != 20 ||
+	if (!IsA(body, List) || list_length(body) != 25 ||
 		!IsA(linitial(body), String) ||
 		strcmp(strVal(linitial(body)), RX_FRAGMENT_MAGIC) != 0)
 		ereport(ERROR,
@@ -198,5 +203,10 @@ rx_fragment_decode(const char *text)
 	msg->designs = (List *) list_nth(body, 17);
 	msg->xact_start = strtoi64(strVal(list_nth(body, 18)), NULL, 10);
 	msg->stmt_start = strtoi64(strVal(list_nth(body, 19)), NULL, 10);
+	msg->colnames = (List *) list_nth(body, 20);
+	msg->rolename = strVal(list_nth(body, 21));
+	msg->nonce = parse_uint64(list_nth(body, 22));
+	msg->expires = strtoi64(strVal(list_nth(body, 23)), NULL, 10);
+	msg->coordinator_pid = intVal(list_nth(body, 24));
 	return msg;
 }

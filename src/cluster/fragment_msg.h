@@ -30,6 +30,8 @@ typedef struct RxFragmentMsg
 	PlannedStmt *stmt;			/* planTree: the SHUFFLE to the coordinator */
 	List	   *relnames;		/* per range table entry: qualified name or NULL */
 	List	   *rolenames;		/* per range table entry: checkAsUser name or NULL */
+	List	   *colnames;		/* per range table entry: List of column names
+								 * by attno ("" dropped), or NULL (colmap.c) */
 	List	   *index_oids;		/* coordinator's index OIDs (as Integer of the Oid) */
 	List	   *index_names;	/* their qualified names */
 	List	   *param_ids;		/* PARAM_EXEC ids shipped */
@@ -40,6 +42,12 @@ typedef struct RxFragmentMsg
 	List	   *guc_values;
 	TimestampTz xact_start;		/* the coordinator's transaction and */
 	TimestampTz stmt_start;		/* statement start: now() and friends */
+
+	/* what binds the fragment to its query (fragment_guard.c) */
+	char	   *rolename;		/* the querying role: only it may run it */
+	uint64		nonce;			/* runs once on each member */
+	TimestampTz expires;		/* not after this */
+	int			coordinator_pid;	/* the coordinator's backend, for messages */
 } RxFragmentMsg;
 
 extern char *rx_fragment_encode(RxFragmentMsg *msg);
