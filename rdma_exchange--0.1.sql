@@ -121,6 +121,14 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'rx_member_info'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
+-- Internal: records a table's distribution in this member's catalog and
+-- installs the DML triggers; for the table's owner only (every member runs
+-- it for create_distributed_table() and create_reference_table()).
+CREATE FUNCTION rdma_exchange.record_distribution(rel regclass, method "char", dist_column name)
+RETURNS void
+AS 'MODULE_PATHNAME', 'rx_record_distribution'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
 -- Internal: the DML triggers of distributed and reference tables
 -- (src/cluster/dml.c), installed by create_distributed_table() and
 -- create_reference_table() on every member.
@@ -154,18 +162,19 @@ LANGUAGE C;
 CREATE EVENT TRIGGER rdma_exchange_drop_cleanup ON sql_drop
 	EXECUTE FUNCTION rdma_exchange.drop_cleanup();
 
--- DESIGN 3.6: nothing here is for PUBLIC except the nodes view.  Grant
--- EXECUTE on run_on_all_nodes() or member_index_of() to the roles that
--- need them; the schema itself is usable so that such grants work.
+-- DESIGN 3.6: the catalog is readable by every role (like pg_class: which
+-- tables are distributed is no secret) and written only by the extension's
+-- functions.  A table's owner may distribute it (the functions check
+-- ownership) and drop it; run_on_all_nodes() and member_index_of() are
+-- granted by the DBA to the roles that need them.
 GRANT USAGE ON SCHEMA rdma_exchange TO PUBLIC;
 REVOKE ALL ON rdma_exchange.node, rdma_exchange.dist_table FROM PUBLIC;
+GRANT SELECT ON rdma_exchange.node, rdma_exchange.dist_table TO PUBLIC;
 GRANT SELECT ON rdma_exchange.nodes TO PUBLIC;
 REVOKE ALL ON FUNCTION
 	rdma_exchange.catalog_changed(),
 	rdma_exchange.add_node(text, int),
 	rdma_exchange.remove_node(text, int),
-	rdma_exchange.create_distributed_table(regclass, name),
-	rdma_exchange.create_reference_table(regclass),
 	rdma_exchange.run_on_all_nodes(text),
 	rdma_exchange.member_index_of(anyelement),
 	rdma_exchange.member_info(),
@@ -175,6 +184,11 @@ REVOKE ALL ON FUNCTION
 	rdma_exchange.forward_truncate(),
 	rdma_exchange.drop_cleanup()
 FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION
+	rdma_exchange.create_distributed_table(regclass, name),
+	rdma_exchange.create_reference_table(regclass),
+	rdma_exchange.record_distribution(regclass, "char", name)
+TO PUBLIC;
 
 -- ===== transport and buffer pool statistics (src/transport/, src/bufpool/) =====
 

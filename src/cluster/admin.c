@@ -25,6 +25,7 @@
 #include "commands/dbcommands.h"
 #include "executor/spi.h"
 #include "funcapi.h"
+#include "catalog/pg_authid.h"
 #include "miscadmin.h"
 #include "parser/parser.h"
 #include "storage/lmgr.h"
@@ -105,6 +106,50 @@ rx_spi_strings(const char *sql, int *nrows)
 	return rows;
 }
 
+/*
+ * SPI on the extension's catalog and its triggers as the bootstrap
+ * superuser: the catalog is not writable by other roles and the routing
+ * trigger functions not executable, and each caller checked first that
+ * the user may make the change (owns the table it distributes or drops).
+ * sql returns rows (writes use RETURNING), or rows is NULL.
+ */
+static char ***
+catalog_spi(const char *sql, int *nrows, bool rows)
+{
+	Oid			save_userid;
+	int			save_sec;
+	char	 ***result = NULL;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
+						   save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	PG_TRY();
+	{
+		if (rows)
+			result = rx_spi_strings(sql, nrows);
+		else
+			rx_spi_exec(sql);
+	}
+	PG_FINALLY();
+	{
+		SetUserIdAndSecContext(save_userid, save_sec);
+	}
+	PG_END_TRY();
+	return result;
+}
+
+char	 ***
+rx_catalog_spi(const char *sql, int *nrows)
+{
+	return catalog_spi(sql, nrows, true);
+}
+
+void
+rx_catalog_exec(const char *sql)
+{
+	(void) catalog_spi(sql, NULL, false);
+}
+
 void
 rx_spi_exec(const char *sql)
 {
@@ -143,7 +188,7 @@ member_catalog_difference(PGconn *conn, const RxMember *member,
 {
 	int			n;
 	char	 ***rows = rx_query_strings(conn, member->name,
-										"SELECT node_id, host, port, system_identifier FROM rdma_exchange.node ORDER BY node_id",
+										"SELECT node_id, host, port, system_identifier FROM rdma_exchange.nodes ORDER BY node_id",
 										&n);
 
 	if (n != nmembers)

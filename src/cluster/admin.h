@@ -22,6 +22,8 @@ extern void rx_admin_end(int nestlevel);
 /* local queries through SPI; results palloc'd in the caller's context */
 extern char ***rx_spi_strings(const char *sql, int *nrows);
 extern void rx_spi_exec(const char *sql);
+extern char ***rx_catalog_spi(const char *sql, int *nrows);
+extern void rx_catalog_exec(const char *sql);
 
 /* the installed version of the extension in this database */
 extern char *rx_local_extension_version(void);

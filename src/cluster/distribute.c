@@ -48,16 +48,19 @@
 
 #include "rdma_exchange.h"
 #include "cluster/admin.h"
+#include "cluster/ddl.h"
 #include "cluster/dml.h"
 #include "cluster/hashing.h"
 #include "cluster/metadata.h"
 #include "cluster/remote.h"
 #include "cluster/remote_xact.h"
 #include "cluster/rowcopy.h"
+#include "cluster/sequences.h"
 
 PG_FUNCTION_INFO_V1(rx_create_distributed_table);
 PG_FUNCTION_INFO_V1(rx_create_reference_table);
 PG_FUNCTION_INFO_V1(rx_drop_cleanup);
+PG_FUNCTION_INFO_V1(rx_record_distribution);
 PG_FUNCTION_INFO_V1(rx_member_index_of);
 
 /* what other members need to know of a local table */
@@ -108,7 +111,9 @@ build_create_sql(TableDef *td, Relation rel)
 							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "CREATE SCHEMA IF NOT EXISTS %s;\n",
+	/* CREATE SCHEMA IF NOT EXISTS wants CREATE on the database even then */
+	appendStringInfo(&sql, "DO $rx$BEGIN IF pg_catalog.to_regnamespace(%s) IS NULL THEN CREATE SCHEMA %s; END IF; END$rx$;\n",
+					 quote_literal_cstr(quote_identifier(td->nspname)),
 					 quote_identifier(td->nspname));
 
 	/* sequences used by defaults (serial columns) */
@@ -209,6 +214,38 @@ build_create_sql(TableDef *td, Relation rel)
 		appendStringInfo(&sql, "ALTER TABLE %s OWNER TO %s;\n", td->qualified,
 						 quote_identifier(GetUserNameFromId(owner, false)));
 
+	/*
+	 * Privileges, row-level security and policies as they are here: later
+	 * GRANTs and policies reach the members as they are made (ddl.c), the
+	 * roles too.
+	 */
+	q = psprintf("SELECT pg_catalog.format('GRANT %%s ON %%s TO %%s%%s', a.privilege_type, %s,"
+				 " CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE pg_catalog.quote_ident(r.rolname) END,"
+				 " CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END)"
+				 " FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a"
+				 " LEFT JOIN pg_catalog.pg_roles r ON r.oid = a.grantee"
+				 " WHERE c.oid = %u AND a.grantee <> c.relowner",
+				 quote_literal_cstr(td->qualified), td->relid);
+	rows = rx_spi_strings(q, &n);
+	for (int i = 0; i < n; i++)
+		appendStringInfo(&sql, "%s;\n", rows[i][0]);
+	if (rel->rd_rel->relrowsecurity)
+		appendStringInfo(&sql, "ALTER TABLE %s ENABLE ROW LEVEL SECURITY;\n", td->qualified);
+	if (rel->rd_rel->relforcerowsecurity)
+		appendStringInfo(&sql, "ALTER TABLE %s FORCE ROW LEVEL SECURITY;\n", td->qualified);
+	q = psprintf("SELECT pg_catalog.format('CREATE POLICY %%I ON %%s AS %%s FOR %%s TO %%s%%s%%s',"
+				 " p.policyname, %s, p.permissive, p.cmd,"
+				 " (SELECT pg_catalog.string_agg(CASE WHEN r = 'public' THEN 'PUBLIC' ELSE pg_catalog.quote_ident(r) END, ', ')"
+				 "  FROM pg_catalog.unnest(p.roles) r),"
+				 " ' USING (' || p.qual || ')', ' WITH CHECK (' || p.with_check || ')')"
+				 " FROM pg_catalog.pg_policies p"
+				 " WHERE p.schemaname = %s AND p.tablename = %s",
+				 quote_literal_cstr(td->qualified),
+				 quote_literal_cstr(td->nspname), quote_literal_cstr(td->relname));
+	rows = rx_spi_strings(q, &n);
+	for (int i = 0; i < n; i++)
+		appendStringInfo(&sql, "%s;\n", rows[i][0]);
+
 	AtEOXact_GUC(true, nest);
 	td->create_sql = sql.data;
 }
@@ -250,13 +287,54 @@ rx_trigger_ddl(const char *qualified, RxDistMethod method)
 	return sql.data;
 }
 
+/* what each member runs to record the distribution (record_distribution) */
 static char *
 record_sql(TableDef *td, RxDistMethod method, const char *column)
 {
-	return psprintf("INSERT INTO rdma_exchange.dist_table (relid, method, dist_column) VALUES (%s::pg_catalog.regclass, '%c', %s);\n%s",
+	return psprintf("SELECT rdma_exchange.record_distribution(%s::pg_catalog.regclass, '%c', %s)",
 					quote_literal_cstr(td->qualified), (char) method,
-					column ? quote_literal_cstr(column) : "NULL",
-					rx_trigger_ddl(td->qualified, method));
+					column ? quote_literal_cstr(column) : "NULL");
+}
+
+/*
+ * Record a table's distribution in this member's catalog and give it the
+ * routing triggers.  The catalog is written as the bootstrap superuser
+ * (rx_catalog_spi), for the table's owner only: any owner may distribute
+ * its table, and only its own.
+ */
+static void
+record_distribution(Oid relid, RxDistMethod method, const char *column)
+{
+	char	   *qualified;
+	int			n;
+
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
+	qualified = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+										   get_rel_name(relid));
+	(void) rx_catalog_spi(psprintf("INSERT INTO rdma_exchange.dist_table (relid, method, dist_column)"
+								   " VALUES (%u, '%c', %s) RETURNING relid",
+								   relid, (char) method,
+								   column ? quote_literal_cstr(column) : "NULL"), &n);
+	rx_catalog_exec(rx_trigger_ddl(qualified, method));
+}
+
+/* rdma_exchange.record_distribution(rel, method, dist_column), internal */
+Datum
+rx_record_distribution(PG_FUNCTION_ARGS)
+{
+	int			nest = rx_admin_begin();
+	Oid			relid = PG_GETARG_OID(0);
+	char		method = PG_GETARG_CHAR(1);
+
+	if (method != RX_DIST_HASH && method != RX_DIST_REFERENCE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown distribution method \"%c\"", method)));
+	record_distribution(relid, (RxDistMethod) method,
+						PG_ARGISNULL(2) ? NULL : NameStr(*PG_GETARG_NAME(2)));
+	rx_admin_end(nest);
+	PG_RETURN_VOID();
 }
 
 /* ---------------------------------------------------------------------
@@ -675,7 +753,8 @@ distribute_table(Oid relid, RxDistMethod method, const char *column)
 			others[nothers++] = members[m];
 		}
 
-	rx_spi_exec(record_sql(td, method, column));
+	record_distribution(relid, method, column);
+	rx_interleave_sequences(relid, members, nmembers, self);
 	CommandCounterIncrement();
 
 	sent = send_rows(rel, method, members, nmembers, self, others, nothers);
@@ -779,7 +858,7 @@ rx_drop_cleanup(PG_FUNCTION_ARGS)
 	 * CASCADE there: whatever depends on the table on another member makes
 	 * the whole DROP fail, with that member's error.
 	 */
-	rows = rx_spi_strings("DELETE FROM rdma_exchange.dist_table d"
+	rows = rx_catalog_spi("DELETE FROM rdma_exchange.dist_table d"
 						  " USING pg_catalog.pg_event_trigger_dropped_objects() o"
 						  " WHERE o.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
 						  " AND o.objsubid OPERATOR(pg_catalog.=) 0"
@@ -793,16 +872,21 @@ rx_drop_cleanup(PG_FUNCTION_ARGS)
 	 * Constraints dropped here (ALTER TABLE ... DROP CONSTRAINT, a foreign
 	 * key going with DROP ... CASCADE) from distributed or reference tables
 	 * that stay: they were created on every member too (build_create_sql).
+	 * Not when an ALTER TABLE dropped them: the whole statement goes to the
+	 * members (ddl.c).
 	 * Then one DROP for all the tables, so that foreign keys among them do
 	 * not stand in the way.
 	 */
-	constraints = rx_spi_strings("SELECT pg_catalog.format('ALTER TABLE IF EXISTS %I.%I DROP CONSTRAINT IF EXISTS %I',"
-								 " o.address_names[1], o.address_names[2], o.address_names[3])"
-								 " FROM pg_catalog.pg_event_trigger_dropped_objects() o"
-								 " JOIN rdma_exchange.dist_table d ON d.relid OPERATOR(pg_catalog.=)"
-								 "  pg_catalog.to_regclass(pg_catalog.format('%I.%I', o.address_names[1], o.address_names[2]))"
-								 " WHERE o.object_type OPERATOR(pg_catalog.=) 'table constraint'",
-								 &nconstraints);
+	constraints = NULL;
+	nconstraints = 0;
+	if (!rx_ddl_alter_propagating())
+		constraints = rx_spi_strings("SELECT pg_catalog.format('ALTER TABLE IF EXISTS %I.%I DROP CONSTRAINT IF EXISTS %I',"
+									 " o.address_names[1], o.address_names[2], o.address_names[3])"
+									 " FROM pg_catalog.pg_event_trigger_dropped_objects() o"
+									 " JOIN rdma_exchange.dist_table d ON d.relid OPERATOR(pg_catalog.=)"
+									 "  pg_catalog.to_regclass(pg_catalog.format('%I.%I', o.address_names[1], o.address_names[2]))"
+									 " WHERE o.object_type OPERATOR(pg_catalog.=) 'table constraint'",
+									 &nconstraints);
 	if (n == 0 && nconstraints == 0)
 		PG_RETURN_VOID();
 	initStringInfo(&drop);

@@ -10,6 +10,8 @@
 #define RX_DML_H
 
 /* trigger names, as create_distributed_table() installs them */
+/* the routing triggers all start with this (ddl.c keeps users off them) */
+#define RX_TRIGGER_PREFIX	"zzz_rdma_exchange_"
 #define RX_TRIGGER_ROUTE	"zzz_rdma_exchange_route"
 #define RX_TRIGGER_FLUSH	"zzz_rdma_exchange_flush"
 #define RX_TRIGGER_CHANGE	"zzz_rdma_exchange_change"

@@ -42,6 +42,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "cluster/ddl.h"
 #include "cluster/dml.h"
 #include "cluster/hashing.h"
 #include "cluster/metadata.h"
@@ -137,6 +138,7 @@ rx_metadata_init(void)
 	rx_remote_init();
 	rx_remote_xact_init();
 	rx_dml_init();
+	rx_ddl_init();
 }
 
 /* ---------------------------------------------------------------------

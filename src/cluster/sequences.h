@@ -1,0 +1,17 @@
+/*-------------------------------------------------------------------------
+ *
+ * sequences.h
+ *	  Cluster-wide sequences of distributed tables (sequences.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef RX_SEQUENCES_H
+#define RX_SEQUENCES_H
+
+#include "cluster/metadata.h"
+
+/* interleave the sequences relid's columns own across the members */
+extern void rx_interleave_sequences(Oid relid, const RxMember *members,
+									int nmembers, int self);
+
+#endif							/* RX_SEQUENCES_H */
