@@ -45,8 +45,11 @@ CREATE TABLE inh_child () INHERITS (inh_parent);
 SELECT rdma_exchange.create_distributed_table('inh_child', 'a');
 SELECT rdma_exchange.create_reference_table('inh_parent');
 SELECT rdma_exchange.create_distributed_table('rdma_exchange.node', 'node_id');
--- a column of a type the other members do not have
+-- a column of a type the other members do not have (types reach every
+-- member when created; not with propagate_ddl off, as for a repair)
+SET rdma_exchange.propagate_ddl = off;
 CREATE TYPE local_mood AS ENUM ('sad', 'ok', 'happy');
+RESET rdma_exchange.propagate_ddl;
 CREATE TABLE e_local (id int, m local_mood);
 SELECT rx_try($$SELECT rdma_exchange.create_distributed_table('er.e_local', 'id')$$);
 SELECT count(*) FROM rdma_exchange.dist_table WHERE relid = 'e_local'::regclass;

@@ -291,6 +291,51 @@ check_designs(const RxPortSpec *spec)
 	}
 }
 
+/*
+ * When this backend's sends last got a buffer from the pool; 0 while they
+ * get them.  A pool that gives none for peer_timeout will not give one:
+ * fail the query rather than wait for statement_timeout.
+ */
+static TimestampTz buffer_wait_since = 0;
+
+/*
+ * A fixed rdma_exchange.buffer_depth promises depth buffers to every stream
+ * of the port, in both directions.  More than half of a class's buffers
+ * for one query would leave the others (and this query's other ports)
+ * waiting for buffers that never come back: refuse it at once, with the
+ * depth that would fit.
+ */
+static void
+check_depth(const RxPortSpec *spec)
+{
+	int			streams[RX_BUF_NCLASSES] = {0};
+
+	if (rx_buffer_depth <= 0)
+		return;
+	for (int i = 0; i < spec->nrecv + spec->nsend; i++)
+	{
+		int			design = i < spec->nrecv ? spec->recv_designs[i] :
+			spec->send_designs[i - spec->nrecv];
+
+		streams[rx_design_class(design)] += spec->nmembers - 1;
+	}
+	for (int c = 0; c < RX_BUF_NCLASSES; c++)
+	{
+		int			share = bufpool_class_nbuffers(c) / 2;
+
+		if (streams[c] > 0 && (int64) rx_buffer_depth * streams[c] > share)
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("rdma_exchange.buffer_depth = %d is more than the buffer pool of member \"%s\" can give this query",
+							rx_buffer_depth, spec->member_names[spec->self]),
+					 errdetail("The query has %d streams of %s buffers here; one query may be promised at most %d of the pool's %d.",
+							   streams[c], c == RX_BUF_LARGE ? "large" : "small",
+							   share, bufpool_class_nbuffers(c)),
+					 errhint("Set rdma_exchange.buffer_depth to at most %d, or to 0 (adaptive).",
+							 Max(1, share / streams[c]))));
+	}
+}
+
 /* a few seconds for a worker that is (re)starting */
 static void
 wait_for_worker(void)
@@ -382,6 +427,8 @@ rx_port_open(const RxPortSpec *spec)
 	ensure_callbacks();
 	wait_for_worker();
 	check_designs(spec);
+	check_depth(spec);
+	buffer_wait_since = 0;
 	if (nlocal == maxlocal)
 	{
 		maxlocal *= 2;
@@ -636,6 +683,25 @@ send_streams(RxPort *port, int exchange_id, int dest, int *design,
 	return n;
 }
 
+static void
+buffer_wait_check(RxPort *port)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (buffer_wait_since == 0)
+		buffer_wait_since = now;
+	else if (TimestampDifferenceExceeds(buffer_wait_since, now, rx_peer_timeout))
+	{
+		buffer_wait_since = 0;
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+				 errmsg("no free buffer in the rdma_exchange buffer pool of member \"%s\" for %d ms",
+						port->spec.member_names[port->spec.self], rx_peer_timeout),
+				 errdetail("Every buffer is held or promised to running queries (see rdma_exchange.buffer_pool_stats)."),
+				 errhint("Run fewer distributed queries at once, lower rdma_exchange.buffer_depth, or raise rdma_exchange.buffer_pool_size.")));
+	}
+}
+
 char *
 rx_send_get_buffer(RxPort *port, int exchange_id, int dest, Size *capacity)
 {
@@ -670,10 +736,12 @@ rx_send_get_buffer(RxPort *port, int exchange_id, int dest, Size *capacity)
 						 port->depth > 0);
 	if (id < 0)
 	{
+		buffer_wait_check(port);
 		pg_atomic_fetch_or_u32(&streams[0]->flags, RX_SS_WANT_BUFFER);
 		pg_atomic_write_u32(&rx_shared->buffer_waiters, 1);
 		return NULL;
 	}
+	buffer_wait_since = 0;
 
 	buf = bufpool_buffer(id);
 	memset(&h, 0, sizeof(h));
