@@ -84,6 +84,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/rls.h"
 #include "utils/syscache.h"
 
 #include "cluster/dml.h"
@@ -358,19 +359,40 @@ trigger_data(FunctionCallInfo fcinfo, const char *fname)
  * ---------------------------------------------------------------------
  */
 
-/* the row as one line of COPY text, in the members' common format */
+/*
+ * Send the row to another member: as a line of COPY, in the members'
+ * common text format, or, where row-level security applies to the user
+ * (COPY FROM refuses that), as an INSERT, so that the member checks the
+ * row against the policies (the same everywhere, ddl.c) as this member
+ * checks the rows it keeps.
+ */
 static void
-encode_row(RouteState *rs, HeapTuple tuple, TupleDesc desc, StringInfo line)
+forward_row(RouteState *rs, const RxMember *member, HeapTuple tuple,
+			TupleDesc desc)
 {
 	Datum	   *values = palloc(sizeof(Datum) * desc->natts);
 	bool	   *nulls = palloc(sizeof(bool) * desc->natts);
 	int			nest;
 
 	heap_deform_tuple(tuple, desc, values, nulls);
-	initStringInfo(line);
 	nest = rx_transmission_begin();
-	rx_row_encode(rs->enc, values, nulls, line);
-	rx_transmission_end(nest);
+	if (check_enable_rls(rs->relid, InvalidOid, true) == RLS_ENABLED)
+	{
+		char	   *sql = rx_row_insert_sql(rs->enc, values, nulls);
+
+		rx_transmission_end(nest);
+		rx_exec_command(rx_xact_connection(member), member->name, sql);
+	}
+	else
+	{
+		StringInfoData line;
+
+		initStringInfo(&line);
+		rx_row_encode(rs->enc, values, nulls, &line);
+		rx_transmission_end(nest);
+		rx_xact_copy_row(member, rs->relid, rs->enc->table_name,
+						 rs->enc->copy_command, line.data, line.len);
+	}
 }
 
 Datum
@@ -381,7 +403,6 @@ rx_route_row(PG_FUNCTION_ARGS)
 	HeapTuple	tuple = td->tg_trigtuple;
 	TupleDesc	desc = RelationGetDescr(rel);
 	RouteState *rs;
-	StringInfoData line;
 
 	if (!TRIGGER_FIRED_BEFORE(td->tg_event) || !TRIGGER_FIRED_FOR_ROW(td->tg_event) ||
 		!TRIGGER_FIRED_BY_INSERT(td->tg_event))
@@ -413,9 +434,7 @@ rx_route_row(PG_FUNCTION_ARGS)
 							   RX_APPLICATION_NAME),
 					 errhint("Insert into a distributed table from an ordinary session, not through rdma_exchange.run_on_all_nodes(); if the row was forwarded by another member, the members' catalogs differ: compare rdma_exchange.nodes on every member.")));
 
-		encode_row(rs, tuple, desc, &line);
-		rx_xact_copy_row(&rs->members[owner], rs->relid, rs->enc->table_name,
-						 rs->enc->copy_command, line.data, line.len);
+		forward_row(rs, &rs->members[owner], tuple, desc);
 		forwarded_rows++;
 		return PointerGetDatum(NULL);	/* stored by its owner instead */
 	}
@@ -423,11 +442,9 @@ rx_route_row(PG_FUNCTION_ARGS)
 	/* reference table: here and on every other member */
 	if (rx_in_member_session())
 		return PointerGetDatum(tuple);
-	encode_row(rs, tuple, desc, &line);
 	for (int m = 0; m < rs->nmembers; m++)
 		if (m != rs->self)
-			rx_xact_copy_row(&rs->members[m], rs->relid, rs->enc->table_name,
-							 rs->enc->copy_command, line.data, line.len);
+			forward_row(rs, &rs->members[m], tuple, desc);
 	return PointerGetDatum(tuple);
 }
 

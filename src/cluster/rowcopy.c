@@ -53,7 +53,9 @@ rx_row_encoder_create(Relation rel)
 						 quote_identifier(NameStr(att->attname)));
 		first = false;
 	}
-	appendStringInfoString(&cmd, ") FROM STDIN");
+	appendStringInfoString(&cmd, ")");
+	enc->insert_command = psprintf("INSERT INTO %s", cmd.data + strlen("COPY "));
+	appendStringInfoString(&cmd, " FROM STDIN");
 	enc->copy_command = cmd.data;
 	return enc;
 }
@@ -112,6 +114,38 @@ rx_row_encode(RxRowEncoder *enc, Datum *values, bool *nulls, StringInfo buf)
 		}
 	}
 	appendStringInfoChar(buf, '\n');
+}
+
+/*
+ * The row as one INSERT statement, values as literals in the members'
+ * common text format: for a member that cannot take the row by COPY
+ * (row-level security applies to the user there, which COPY FROM refuses).
+ */
+char *
+rx_row_insert_sql(RxRowEncoder *enc, Datum *values, bool *nulls)
+{
+	StringInfoData sql;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "%s VALUES (", enc->insert_command);
+	for (int c = 0; c < enc->ncols; c++)
+	{
+		int			i = enc->attnums[c] - 1;
+
+		if (c > 0)
+			appendStringInfoString(&sql, ", ");
+		if (nulls[i])
+			appendStringInfoString(&sql, "NULL");
+		else
+		{
+			char	   *s = OutputFunctionCall(&enc->out[c], values[i]);
+
+			appendStringInfoString(&sql, quote_literal_cstr(s));
+			pfree(s);
+		}
+	}
+	appendStringInfoChar(&sql, ')');
+	return sql.data;
 }
 
 int

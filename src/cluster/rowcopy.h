@@ -18,6 +18,7 @@ typedef struct RxRowEncoder
 	Oid			relid;
 	char	   *table_name;		/* schema-qualified, quoted */
 	char	   *copy_command;	/* COPY table (columns) FROM STDIN */
+	char	   *insert_command; /* INSERT INTO table (columns) */
 	int			ncols;			/* columns sent: not dropped, not generated */
 	AttrNumber *attnums;		/* their attribute numbers */
 	FmgrInfo   *out;			/* their output functions */
@@ -35,6 +36,8 @@ extern void rx_row_encode(RxRowEncoder *enc, Datum *values, bool *nulls,
  * ISO dates, postgres intervals, exact floats.  Returns a GUC nest level
  * to pass to rx_transmission_end(), or -1 when nothing needed changing.
  */
+extern char *rx_row_insert_sql(RxRowEncoder *enc, Datum *values, bool *nulls);
+
 extern int	rx_transmission_begin(void);
 extern void rx_transmission_end(int nestlevel);
 
