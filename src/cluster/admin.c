@@ -39,6 +39,7 @@
 #include "cluster/admin.h"
 #include "cluster/dml.h"
 #include "cluster/metadata.h"
+#include "cluster/objects.h"
 #include "cluster/remote.h"
 #include "cluster/remote_xact.h"
 
@@ -475,7 +476,10 @@ rx_add_node(PG_FUNCTION_ARGS)
 	CommandCounterIncrement();
 
 	if (!is_self)
+	{
+		rx_copy_cluster_objects(rx_xact_connection(&newm), newm.name);
 		rx_replicate_reference_tables(&newm, list, n + 1);
+	}
 
 	rx_admin_end(nest);
 	PG_RETURN_INT32(newm.node_id);

@@ -7,8 +7,8 @@
  * A ProcessUtility hook looks at each statement before it runs.  Statements
  * about distributed or reference tables (ALTER TABLE, RENAME, SET SCHEMA,
  * CREATE/DROP INDEX, CREATE/ALTER/DROP POLICY, GRANT/REVOKE, COMMENT),
- * about the types tables may use (CREATE TYPE, enums, ranges, domains and
- * their ALTER and DROP) and about roles (CREATE/ALTER/DROP ROLE, role
+ * about the schemas and types tables may use (CREATE SCHEMA, CREATE TYPE,
+ * enums, ranges, domains and their ALTER) and about roles (CREATE/ALTER/DROP ROLE, role
  * membership, default privileges) run here first; when they succeeded,
  * their own SQL text is sent to every other member over the member's
  * connection in this transaction (remote_xact.c), with this session's
@@ -29,8 +29,9 @@
  * column recorded in rdma_exchange.dist_table) happens in every session.
  * rdma_exchange.propagate_ddl = off (superusers) keeps a statement on this
  * member, for repairs; statements of CREATE EXTENSION scripts stay local.
- * DROP TABLE and DROP SCHEMA reach the members through the sql_drop event
- * trigger (distribute.c).
+ * DROP TABLE, DROP TYPE and DROP SCHEMA reach the members through the
+ * sql_drop event trigger (distribute.c), which also sees what a CASCADE
+ * dropped.
  *
  *-------------------------------------------------------------------------
  */
@@ -314,11 +315,8 @@ classify_drop(DropStmt *stmt)
 				}
 			}
 			return all_or_none(ndist, list_length(stmt->objects), "DROP");
-		case OBJECT_TYPE:
-		case OBJECT_DOMAIN:
-			return DDL_PROPAGATE;
 		default:
-			/* tables and schemas: the sql_drop event trigger */
+			/* tables, types and schemas: the sql_drop event trigger */
 			return DDL_LOCAL;
 	}
 }
@@ -485,6 +483,10 @@ classify(Node *stmt, DdlInfo *info)
 								get_rel_name(relid)),
 					   NULL, "Use a view over the table instead.");
 			return DDL_LOCAL;
+		case T_CreateSchemaStmt:
+			/* with its elements (tables, views, ...) it is not one object */
+			return ((CreateSchemaStmt *) stmt)->schemaElts == NIL ?
+				DDL_PROPAGATE : DDL_LOCAL;
 		case T_CompositeTypeStmt:
 		case T_CreateEnumStmt:
 		case T_CreateRangeStmt:

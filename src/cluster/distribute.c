@@ -834,9 +834,11 @@ rx_drop_cleanup(PG_FUNCTION_ARGS)
 	char	 ***rows;
 	char	 ***constraints;
 	char	 ***schemas;
+	char	 ***types;
 	int			n;
 	int			nconstraints;
 	int			nschemas;
+	int			ntypes;
 	StringInfoData drop;
 	RxMember   *members;
 	int			nmembers;
@@ -865,7 +867,7 @@ rx_drop_cleanup(PG_FUNCTION_ARGS)
 						  " AND d.relid::pg_catalog.oid OPERATOR(pg_catalog.=) o.objid"
 						  " RETURNING pg_catalog.format('%I.%I', o.schema_name, o.object_name),"
 						  " o.schema_name", &n);
-	if (rx_in_member_session())
+	if (rx_in_member_session() || !rx_propagate_ddl)
 		PG_RETURN_VOID();
 
 	/*
@@ -887,28 +889,40 @@ rx_drop_cleanup(PG_FUNCTION_ARGS)
 									 "  pg_catalog.to_regclass(pg_catalog.format('%I.%I', o.address_names[1], o.address_names[2]))"
 									 " WHERE o.object_type OPERATOR(pg_catalog.=) 'table constraint'",
 									 &nconstraints);
-	if (n == 0 && nconstraints == 0)
-		PG_RETURN_VOID();
 	initStringInfo(&drop);
 	appendStringInfoString(&drop, "DROP TABLE IF EXISTS ");
 	for (int i = 0; i < n; i++)
 		appendStringInfo(&drop, "%s%s", i > 0 ? ", " : "", rows[i][0]);
 
 	/*
-	 * A schema dropped with distributed tables in it goes on the other
-	 * members too (create_distributed_table() created it there), but only
-	 * where it is empty by then: objects of that member's own stay, and so
-	 * does the schema that holds them.
+	 * Types and domains reach every member when created (ddl.c), so they
+	 * go everywhere when dropped, by DROP TYPE or with their schema; not
+	 * the row and array types that go with a table or type (neither named
+	 * nor dropped by a normal dependency).  Without CASCADE: what depends
+	 * on one on another member makes the whole DROP fail there.
+	 */
+	types = rx_spi_strings("SELECT pg_catalog.format('DROP TYPE IF EXISTS %s', o.object_identity)"
+						   " FROM pg_catalog.pg_event_trigger_dropped_objects() o"
+						   " WHERE o.object_type OPERATOR(pg_catalog.=) ANY ('{type,domain}')"
+						   " AND (o.original OR o.normal)", &ntypes);
+
+	/*
+	 * A dropped schema goes on the other members too (CREATE SCHEMA and
+	 * create_distributed_table() made it there), but only where it is
+	 * empty by then: objects of that member's own stay, and so does the
+	 * schema that holds them.
 	 */
 	schemas = rx_spi_strings("SELECT pg_catalog.format('DO $rx$ BEGIN DROP SCHEMA IF EXISTS %I;"
 							 " EXCEPTION WHEN dependent_objects_still_exist THEN NULL; END $rx$',"
-							 " o.object_name), o.object_name"
+							 " o.object_name)"
 							 " FROM pg_catalog.pg_event_trigger_dropped_objects() o"
 							 " WHERE o.object_type OPERATOR(pg_catalog.=) 'schema'", &nschemas);
+	if (n == 0 && nconstraints == 0 && ntypes == 0 && nschemas == 0)
+		PG_RETURN_VOID();
 
 	nmembers = rx_get_members(&members);
 	self = rx_self_member_index();
-	for (int m = 0; m < nmembers; m++)
+	for (int m = 0; self >= 0 && m < nmembers; m++)
 	{
 		PGconn	   *conn;
 
@@ -919,13 +933,10 @@ rx_drop_cleanup(PG_FUNCTION_ARGS)
 			rx_exec_command(conn, members[m].name, constraints[c][0]);
 		if (n > 0)
 			rx_exec_command(conn, members[m].name, drop.data);
+		for (int i = 0; i < ntypes; i++)
+			rx_exec_command(conn, members[m].name, types[i][0]);
 		for (int j = 0; j < nschemas; j++)
-			for (int i = 0; i < n; i++)
-				if (strcmp(schemas[j][1], rows[i][1]) == 0)
-				{
-					rx_exec_command(conn, members[m].name, schemas[j][0]);
-					break;
-				}
+			rx_exec_command(conn, members[m].name, schemas[j][0]);
 	}
 	PG_RETURN_VOID();
 }
