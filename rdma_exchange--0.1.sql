@@ -190,6 +190,39 @@ GRANT EXECUTE ON FUNCTION
 	rdma_exchange.record_distribution(regclass, "char", name)
 TO PUBLIC;
 
+-- ===== two-phase commit (src/cluster/two_phase.c) =====
+
+-- The decisions of the two-phase commits this member coordinated: a row is
+-- inserted by the committing transaction itself, so it exists exactly when
+-- that transaction committed.  Recovery commits a member's prepared
+-- transaction of this member when its row exists, rolls it back when the
+-- transaction ended without one, and deletes rows no member needs.
+CREATE TABLE rdma_exchange.commit_decision (
+	xid bigint NOT NULL,		-- the coordinator's transaction (xid8)
+	nonce bigint PRIMARY KEY,	-- random: a crash can make an xid come again
+	decided_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+REVOKE ALL ON rdma_exchange.commit_decision FROM PUBLIC;
+
+-- The prepared transactions of this member's two-phase commits on every
+-- other member, with the decision recovery takes for each (commit,
+-- rollback, pending: its transaction still runs here, unknown, or
+-- unreachable for a member that cannot be reached); with apply, recovery
+-- acts on them (superusers only; the background worker of each database
+-- does it every few seconds) and outcome says how it went.
+CREATE FUNCTION rdma_exchange.recover_prepared_transactions(apply bool DEFAULT true,
+	OUT member text, OUT gid text, OUT prepared timestamptz,
+	OUT decision text, OUT outcome text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'rx_recover_prepared_transactions'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION rdma_exchange.recover_prepared_transactions(bool) FROM PUBLIC;
+
+-- The transactions in doubt: prepared on a member, not yet resolved.
+CREATE VIEW rdma_exchange.transactions_in_doubt AS
+	SELECT * FROM rdma_exchange.recover_prepared_transactions(false);
+REVOKE ALL ON rdma_exchange.transactions_in_doubt FROM PUBLIC;
+
 -- ===== transport and buffer pool statistics (src/transport/, src/bufpool/) =====
 
 -- Cumulative counters of this server's transport worker (datagrams, bytes,

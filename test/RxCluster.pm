@@ -142,6 +142,7 @@ sub new
 				"max_connections = 100",
 				"shared_buffers = 32MB",
 				"max_worker_processes = 16",
+				"max_prepared_transactions = 100",
 				"max_parallel_workers = 8",
 				"max_parallel_workers_per_gather = 2",
 				"lc_messages = 'C'",

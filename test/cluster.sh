@@ -122,6 +122,7 @@ fsync = off
 synchronous_commit = off
 full_page_writes = off
 max_worker_processes = 16
+max_prepared_transactions = 100
 max_parallel_workers = 8
 max_parallel_workers_per_gather = 2
 log_line_prefix = '%m [%p] m$i %q%a '

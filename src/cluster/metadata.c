@@ -44,6 +44,7 @@
 
 #include "cluster/ddl.h"
 #include "cluster/dml.h"
+#include "cluster/two_phase.h"
 #include "cluster/hashing.h"
 #include "cluster/metadata.h"
 #include "cluster/remote.h"
@@ -139,6 +140,7 @@ rx_metadata_init(void)
 	rx_remote_xact_init();
 	rx_dml_init();
 	rx_ddl_init();
+	rx_two_phase_init();
 }
 
 /* ---------------------------------------------------------------------

@@ -27,6 +27,7 @@
 
 #include "cluster/remote.h"
 #include "cluster/remote_xact.h"
+#include "cluster/two_phase.h"
 
 #define MAX_XACT_CONNS 64
 
@@ -44,6 +45,7 @@ typedef struct XactConn
 	Oid			copy_relid;		/* COPY in progress for this relation */
 	char	   *copy_table;		/* its name, in TopMemoryContext */
 	bool		fragment;		/* a plan fragment runs on it */
+	char		gid[128];		/* prepared there, awaiting the decision */
 } XactConn;
 
 static XactConn xconns[MAX_XACT_CONNS];
@@ -439,9 +441,41 @@ rx_xact_copy_end(Oid relid)
  * ---------------------------------------------------------------------
  */
 
+/* PREPARE TRANSACTION there, with a hint where prepared transactions are off */
+static void
+prepare_remote(XactConn *xc, const char *gid)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		rx_exec_command(xc->conn, xc->name,
+						psprintf("PREPARE TRANSACTION '%s'", gid));
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		if (edata->message == NULL ||
+			strstr(edata->message, "prepared transactions are disabled") == NULL)
+			PG_RE_THROW();
+		FlushErrorState();
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("member \"%s\" cannot take part in a two-phase commit", xc->name),
+				 errdetail("Its max_prepared_transactions is 0; a transaction that changes several members prepares on each of them before it commits."),
+				 errhint("Set max_prepared_transactions on every member (to max_connections, say) and restart it.")));
+	}
+	PG_END_TRY();
+}
+
 static void
 pre_commit(void)
 {
+	int			nremote = 0;
+
 	if (doomed_member[0] != '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_TRANSACTION_ROLLBACK),
@@ -454,42 +488,88 @@ pre_commit(void)
 		if (xconns[i].in_use && xconns[i].xact_depth > 0)
 			end_copy(&xconns[i]);
 
-	/* COMMIT everywhere at once, then collect */
 	for (int i = 0; i < MAX_XACT_CONNS; i++)
-	{
-		XactConn   *xc = &xconns[i];
+		if (xconns[i].in_use && xconns[i].xact_depth > 0)
+			nremote++;
+	if (nremote == 0)
+		return;
 
-		if (!xc->in_use || xc->xact_depth == 0)
-			continue;
-		if (!PQsendQuery(xc->conn, "COMMIT"))
-			rx_report_remote_error(ERROR, xc->conn, NULL, xc->name,
-								   "could not send COMMIT");
-	}
-	for (int i = 0; i < MAX_XACT_CONNS; i++)
+	/*
+	 * More than one member changed (this one too, or two others): two
+	 * phases (two_phase.c).  One other member alone commits in one.
+	 */
+	if (nremote > 1 || TransactionIdIsValid(GetTopTransactionIdIfAny()))
 	{
-		XactConn   *xc = &xconns[i];
-		PGresult   *res;
+		char	   *transaction;
+		bool		first = true;
 
-		if (!xc->in_use || xc->xact_depth == 0)
-			continue;
-		while ((res = rx_get_result(xc->conn, xc->name)) != NULL)
+		rx_two_phase_fault(RX_FAULT_COMMIT_BEFORE_PREPARE);
+		transaction = rx_two_phase_decide();
+		for (int i = 0; i < MAX_XACT_CONNS; i++)
 		{
-			if (PQresultStatus(res) != PGRES_COMMAND_OK)
-			{
-				PG_TRY();
-				{
-					rx_report_remote_error(ERROR, xc->conn, res, xc->name,
-										   "committing the remote transaction");
-				}
-				PG_FINALLY();
-				{
-					PQclear(res);
-				}
-				PG_END_TRY();
-			}
-			PQclear(res);
+			XactConn   *xc = &xconns[i];
+			char	   *gid;
+
+			if (!xc->in_use || xc->xact_depth == 0)
+				continue;
+			gid = rx_two_phase_gid(transaction, i);
+			prepare_remote(xc, gid);
+			strlcpy(xc->gid, gid, sizeof(xc->gid));
+			xc->xact_depth = 0;
+			if (first)
+				rx_two_phase_fault(RX_FAULT_COMMIT_CRASH_AFTER_FIRST_PREPARE);
+			first = false;
 		}
+		rx_two_phase_fault(RX_FAULT_COMMIT_CRASH_AFTER_PREPARE);
+		return;
+	}
+
+	for (int i = 0; i < MAX_XACT_CONNS; i++)
+	{
+		XactConn   *xc = &xconns[i];
+
+		if (!xc->in_use || xc->xact_depth == 0)
+			continue;
+		rx_exec_command(xc->conn, xc->name, "COMMIT");
 		xc->xact_depth = 0;
+	}
+}
+
+/*
+ * After the local commit or abort: the decision to every member prepared
+ * for it.  Nothing may fail here; what does not get through is left to
+ * recovery (two_phase.c), which finds the same decision.
+ */
+static void
+finish_prepared(bool commit)
+{
+	for (int i = 0; i < MAX_XACT_CONNS; i++)
+		if (commit && xconns[i].in_use && xconns[i].gid[0] != '\0')
+		{
+			rx_two_phase_fault(RX_FAULT_COMMIT_CRASH_AFTER_DECISION);
+			break;
+		}
+	for (int i = 0; i < MAX_XACT_CONNS; i++)
+	{
+		XactConn   *xc = &xconns[i];
+		char	   *sql;
+
+		if (!xc->in_use || xc->gid[0] == '\0')
+			continue;
+		sql = psprintf("%s PREPARED '%s'", commit ? "COMMIT" : "ROLLBACK", xc->gid);
+		if ((commit && rx_fault_commit == RX_FAULT_COMMIT_SKIP_COMMIT_PREPARED) ||
+			!cleanup_exec(xc->conn, sql))
+		{
+			ereport(WARNING,
+					(errmsg("could not %s prepared transaction \"%s\" on member \"%s\"",
+							commit ? "commit" : "roll back", xc->gid, xc->name),
+					 errdetail("The transaction %s here; recovery will %s it there.",
+							   commit ? "committed" : "rolled back",
+							   commit ? "commit" : "roll back")));
+			forget(xc);
+			continue;
+		}
+		xc->gid[0] = '\0';
 	}
 }
 
@@ -512,6 +592,7 @@ remote_xact_callback(XactEvent event, void *arg)
 							 errhint("Commit the transaction instead of preparing it.")));
 			break;
 		case XACT_EVENT_ABORT:
+			finish_prepared(false);
 			for (int i = 0; i < MAX_XACT_CONNS; i++)
 			{
 				XactConn   *xc = &xconns[i];
@@ -525,6 +606,10 @@ remote_xact_callback(XactEvent event, void *arg)
 			xact_changed = false;
 			break;
 		case XACT_EVENT_COMMIT:
+			finish_prepared(true);
+			doomed_member[0] = '\0';
+			xact_changed = false;
+			break;
 		case XACT_EVENT_PREPARE:
 			doomed_member[0] = '\0';
 			xact_changed = false;

@@ -1,0 +1,145 @@
+# test/t/100_two_phase.pl: a transaction that changes several members
+# commits on all of them or on none, whatever fails in between.
+#
+# For each kind of multi-member write (INSERT routed to its owners, an
+# UPDATE run on every member's part, run_on_all_nodes()) and each step of
+# the two-phase commit (rdma_exchange.fault_commit: an error before
+# PREPARE, this server crashing after the first member prepared, after
+# all prepared, after its own commit, and COMMIT PREPARED never sent), the
+# rows afterwards are all the transaction's or none of them, the same
+# through every member, and within a bounded time no prepared transaction
+# is left on any member (the recovery workers resolve them).  Also: a
+# member that restarts while it holds a prepared transaction gets the
+# decision afterwards, one-member writes do not prepare, and a member with
+# max_prepared_transactions = 0 gives a clear error.
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::RealBin/..";
+use RxCluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $rx = RxCluster->new(nmembers => 3);
+my $n = $rx->nmembers;
+
+$rx->safe_psql(0, q{
+	CREATE TABLE acct (id int PRIMARY KEY, balance int NOT NULL);
+	INSERT INTO acct SELECT i, 100 FROM generate_series(1, 300) i;
+	SELECT rdma_exchange.create_distributed_table('acct', 'id');
+	CREATE TABLE ins (id int, v int);
+	SELECT rdma_exchange.create_distributed_table('ins', 'id');
+	SELECT count(*) FROM rdma_exchange.run_on_all_nodes('CREATE TABLE plain_log (v int)');
+});
+
+my $prepared_sql = q{SELECT count(*) FROM pg_prepared_xacts};
+
+# every member's prepared transactions resolved, within 60 s
+sub resolved
+{
+	my ($what) = @_;
+	for my $i (0 .. $n - 1)
+	{
+		ok($rx->poll_query_until($i, "SELECT ($prepared_sql) = 0"),
+			"$what: no prepared transaction left on member $i");
+	}
+	return;
+}
+
+# the coordinator (member 0) after a crash: accepting connections again
+sub wait_up
+{
+	$rx->coordinator->poll_query_until($rx->dbname, 'SELECT 1')
+	  or die 'member 0 did not come back';
+	return;
+}
+
+# the same answer through every member
+sub everywhere
+{
+	my ($sql, $expect, $what) = @_;
+	is($rx->safe_psql($_, $sql), $expect, "$what (through member $_)") for 0 .. $n - 1;
+	return;
+}
+
+my %writes = (
+	'routed INSERT' => {
+		sql => 'INSERT INTO ins SELECT i, %d FROM generate_series(1, 200) i',
+		check => 'SELECT count(*) FROM ins WHERE v = %d',
+		done => '200',
+	},
+	'UPDATE on every member' => {
+		sql => 'UPDATE acct SET balance = balance + %d',
+		check => 'SELECT count(*) FROM acct WHERE balance = 100 + %d',
+		done => '300',
+		undo => 'UPDATE acct SET balance = 100',
+	},
+	'run_on_all_nodes' => {
+		sql => q{SELECT count(*) FROM rdma_exchange.run_on_all_nodes('INSERT INTO plain_log SELECT %d FROM generate_series(1, 10)')},
+		check => q{SELECT sum(result::int) FROM rdma_exchange.run_on_all_nodes('SELECT count(*) FROM plain_log WHERE v = %d')},
+		done => '30',
+	},
+);
+
+my $tag = 0;
+for my $kind (sort keys %writes)
+{
+	my $w = $writes{$kind};
+	for my $fault (qw(none before_prepare crash_after_first_prepare
+		crash_after_prepare crash_after_decision skip_commit_prepared))
+	{
+		$tag++;
+		my $sql = sprintf($w->{sql}, $tag);
+		my ($rc, $out, $err) = $rx->coordinator->psql($rx->dbname,
+			"SET synchronous_commit = on;\nSET rdma_exchange.fault_commit = '$fault';\n$sql");
+		wait_up() if $fault =~ /^crash/;
+		# committed where the coordinator's own commit happened
+		my $expect = ($fault =~ /^(none|crash_after_decision|skip_commit_prepared)$/)
+		  ? $w->{done} : '0';
+		resolved("$kind, $fault");
+		everywhere(sprintf($w->{check}, $tag), $expect,
+			"$kind, $fault: all of the transaction or none of it");
+		$rx->safe_psql(0, $w->{undo}) if $w->{undo};
+	}
+}
+
+# a member restarts while it holds a prepared transaction
+$tag++;
+$rx->safe_psql(0, "SET rdma_exchange.fault_commit = 'skip_commit_prepared';
+	INSERT INTO ins SELECT i, $tag FROM generate_series(1, 200) i");
+$rx->restart_member(2);
+resolved('member restarted with a prepared transaction');
+everywhere("SELECT count(*) FROM ins WHERE v = $tag", '200',
+	'member restarted: the transaction committed everywhere');
+
+# one member written: one phase, nothing prepared (pg_stat of the members
+# would not show it; the member's log would: check the catalog of
+# decisions, which only two-phase commits write)
+my $before = $rx->safe_psql(0, 'SELECT count(*) FROM rdma_exchange.commit_decision');
+my $key_elsewhere = $rx->safe_psql(0, q{SELECT i FROM generate_series(1, 1000) i
+	WHERE rdma_exchange.member_index_of(i) = 1 LIMIT 1});
+$rx->safe_psql(0, "INSERT INTO ins VALUES ($key_elsewhere, -1)");
+is($rx->safe_psql(0, 'SELECT count(*) FROM rdma_exchange.commit_decision'), $before,
+	'a write on one other member alone commits in one phase');
+$rx->safe_psql(0, "INSERT INTO ins VALUES ($key_elsewhere, -2), (0, -2)");
+my $decisions = $rx->safe_psql(0, 'SELECT count(*) FROM rdma_exchange.commit_decision');
+cmp_ok($decisions, '>', $before, 'a write on two members records a decision');
+
+# what recovery reports, and that nothing is in doubt now
+is($rx->safe_psql(0, 'SELECT count(*) FROM rdma_exchange.transactions_in_doubt'), '0',
+	'nothing in doubt at the end');
+
+# a member that cannot prepare
+$rx->member(1)->append_conf('postgresql.conf', 'max_prepared_transactions = 0');
+$rx->restart_member(1);
+my ($rc, $out, $err) = $rx->coordinator->psql($rx->dbname,
+	'INSERT INTO ins SELECT i, -3 FROM generate_series(1, 100) i');
+isnt($rc, 0, 'max_prepared_transactions = 0 on a member: the write fails');
+like($err, qr/cannot take part in a two-phase commit/, '... with a clear error');
+like($err, qr/max_prepared_transactions/, '... naming the setting');
+everywhere('SELECT count(*) FROM ins WHERE v = -3', '0', 'max_prepared_transactions = 0: nothing written');
+
+$rx->check_clean('at the end');
+$rx->teardown;
+done_testing();
