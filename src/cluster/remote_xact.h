@@ -9,8 +9,8 @@
  * at first use, a savepoint for each local subtransaction level that uses
  * it, COMMIT sent at local pre-commit, and the connection dropped (so the
  * member rolls back) when the local transaction aborts.  Like
- * postgres_fdw, without two-phase commit: a member that fails while
- * committing can leave the others committed.
+ * postgres_fdw; a transaction that changed more than one member commits
+ * in two phases (two_phase.c).
  *
  *-------------------------------------------------------------------------
  */
