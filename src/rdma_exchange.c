@@ -10,6 +10,8 @@
  */
 #include "postgres.h"
 
+#include <signal.h>
+
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/guc.h"
@@ -79,6 +81,39 @@ static const struct config_enum_entry design_options[] = {
 
 void		_PG_init(void);
 
+/*
+ * libfabric as Debian builds it links the PSM providers, and their
+ * libinfinipath installs its own handlers for SIGINT, SIGTERM, SIGILL,
+ * SIGABRT, SIGBUS and SIGSEGV when it is loaded (unless IPATH_NO_BACKTRACE
+ * is set), which happens when the postmaster loads this library: they
+ * print a backtrace and exit().  The postmaster would then exit at
+ * pg_ctl stop -m fast or smart, without its shutdown checkpoint and with
+ * its children still running (the next start is a crash recovery), and a
+ * backend that crashes would exit() instead of making the postmaster
+ * reinitialize shared memory.  Give the postmaster its own handlers back:
+ * PostgreSQL's postmaster handles SIGINT and SIGTERM with the handler it
+ * also installs for SIGQUIT, and leaves the others at their default.
+ */
+static void
+restore_postmaster_signals(void)
+{
+	static const int defaults[] = {SIGILL, SIGABRT, SIGBUS, SIGSEGV};
+	struct sigaction quit;
+	struct sigaction act;
+
+	setenv("IPATH_NO_BACKTRACE", "1", 0);
+	if (IsUnderPostmaster || sigaction(SIGQUIT, NULL, &quit) != 0)
+		return;
+	if (sigaction(SIGINT, NULL, &act) == 0 && act.sa_handler != quit.sa_handler)
+		(void) sigaction(SIGINT, &quit, NULL);
+	if (sigaction(SIGTERM, NULL, &act) == 0 && act.sa_handler != quit.sa_handler)
+		(void) sigaction(SIGTERM, &quit, NULL);
+	for (int i = 0; i < lengthof(defaults); i++)
+		if (sigaction(defaults[i], NULL, &act) == 0 &&
+			act.sa_handler != SIG_DFL && act.sa_handler != SIG_IGN)
+			(void) signal(defaults[i], SIG_DFL);
+}
+
 void
 _PG_init(void)
 {
@@ -87,6 +122,7 @@ _PG_init(void)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("rdma_exchange must be loaded via shared_preload_libraries"),
 				 errhint("Add rdma_exchange to shared_preload_libraries in postgresql.conf and restart the server.")));
+	restore_postmaster_signals();
 
 	DefineCustomBoolVariable("rdma_exchange.enable",
 							 "Plans queries over distributed tables as distributed plans.",
