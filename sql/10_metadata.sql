@@ -232,8 +232,11 @@ SELECT rdma_exchange.member_info();
 -- anyone may call it; only a signed fragment of its own query runs
 SELECT rdma_exchange.execute_fragment('x');
 -- the owner distributes its table; the table is created on every member,
--- which needs CREATE on its schema there
+-- which needs CREATE on its schema there (terse: the context names the
+-- member's port)
+\set VERBOSITY terse
 SELECT rdma_exchange.create_distributed_table('md.own', 'a');
+\set VERBOSITY default
 RESET ROLE;
 GRANT CREATE ON SCHEMA md TO rx_md_user;
 SET ROLE rx_md_user;
