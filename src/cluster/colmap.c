@@ -109,7 +109,9 @@ map_attno(ColumnMap *cm, AttrNumber coord, Oid coord_type)
 	/*
 	 * Types created by users have other OIDs on every member; the scan then
 	 * takes this member's type (planner/fallback.c only lets such columns
-	 * travel as text).  A built-in type must be the same.
+	 * travel as text).  A built-in type must be the same.  (The
+	 * coordinator's type is named only if it is built in: a user type's
+	 * OID means nothing here.)
 	 */
 	if (OidIsValid(coord_type) && att->atttypid != coord_type &&
 		(coord_type < FirstNormalObjectId || att->atttypid < FirstNormalObjectId))
@@ -117,7 +119,8 @@ map_attno(ColumnMap *cm, AttrNumber coord, Oid coord_type)
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("column \"%s\" of relation \"%s\" has type %s on member \"%s\" but %s on the coordinator",
 						name, get_rel_name(cm->relid), format_type_be(att->atttypid),
-						cm->member, format_type_be(coord_type)),
+						cm->member,
+						format_type_extended(coord_type, -1, FORMAT_TYPE_ALLOW_INVALID)),
 				 errhint("Change distributed tables through one member only (ALTER TABLE reaches every member).")));
 	cm->attnum[coord - 1] = att->attnum;
 	cm->atttype[coord - 1] = att->atttypid;
