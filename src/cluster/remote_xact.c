@@ -496,9 +496,12 @@ pre_commit(void)
 
 	/*
 	 * More than one member changed (this one too, or two others): two
-	 * phases (two_phase.c).  One other member alone commits in one.
+	 * phases (two_phase.c).  One other member alone commits in one, and so
+	 * does a transaction that is read-only here: it cannot write its
+	 * decision record (its remote parts are run_on_all_nodes() commands).
 	 */
-	if (nremote > 1 || TransactionIdIsValid(GetTopTransactionIdIfAny()))
+	if ((nremote > 1 || TransactionIdIsValid(GetTopTransactionIdIfAny())) &&
+		!XactReadOnly)
 	{
 		char	   *transaction;
 		bool		first = true;
