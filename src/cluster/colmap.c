@@ -75,6 +75,19 @@ typedef struct ColumnMap
 	const char *member;
 } ColumnMap;
 
+static void
+init_map(ColumnMap *cm, Index scanrelid, Oid relid, List *names,
+		 const char *member)
+{
+	cm->scanrelid = scanrelid;
+	cm->relid = relid;
+	cm->names = names;
+	cm->ncols = list_length(names);
+	cm->attnum = palloc0(sizeof(AttrNumber) * Max(cm->ncols, 1));
+	cm->atttype = palloc0(sizeof(Oid) * Max(cm->ncols, 1));
+	cm->member = member;
+}
+
 /*
  * This member's attribute for the coordinator's attno; errors if none.
  * coord_type is the coordinator's type of the column (InvalidOid: not
@@ -205,13 +218,7 @@ rx_map_scan_columns(Scan *scan, RangeTblEntry *rte, List *names,
 	ColumnMap  *cm = &mapping;
 	Plan	   *plan = &scan->plan;
 
-	cm->scanrelid = scan->scanrelid;
-	cm->relid = rte->relid;
-	cm->names = names;
-	cm->ncols = list_length(names);
-	cm->attnum = palloc0(sizeof(AttrNumber) * Max(cm->ncols, 1));
-	cm->atttype = palloc0(sizeof(Oid) * Max(cm->ncols, 1));
-	cm->member = member;
+	init_map(cm, scan->scanrelid, rte->relid, names, member);
 
 	MAP(plan->targetlist);
 	MAP(plan->qual);
@@ -252,13 +259,7 @@ rx_map_rte_columns(RangeTblEntry *rte, List *names, const char *member)
 	ColumnMap	mapping;
 	ColumnMap  *cm = &mapping;
 
-	cm->scanrelid = 0;
-	cm->relid = rte->relid;
-	cm->names = names;
-	cm->ncols = list_length(names);
-	cm->attnum = palloc0(sizeof(AttrNumber) * Max(cm->ncols, 1));
-	cm->atttype = palloc0(sizeof(Oid) * Max(cm->ncols, 1));
-	cm->member = member;
+	init_map(cm, 0, rte->relid, names, member);
 	rte->selectedCols = map_columns_set(cm, rte->selectedCols);
 	rte->insertedCols = map_columns_set(cm, rte->insertedCols);
 	rte->updatedCols = map_columns_set(cm, rte->updatedCols);

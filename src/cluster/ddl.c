@@ -166,16 +166,10 @@ all_or_none(int ndist, int nobjects, const char *statement)
 	return DDL_PROPAGATE;
 }
 
-static const char *
-dist_column_of(Oid relid)
-{
-	return rx_table_dist_column(relid);
-}
-
 static void
 check_alter_table(AlterTableStmt *stmt, Oid relid)
 {
-	const char *distcol = dist_column_of(relid);
+	const char *distcol = rx_table_dist_column(relid);
 	const char *table = get_rel_name(relid);
 	ListCell   *lc;
 
@@ -342,7 +336,7 @@ classify_rename(RenameStmt *stmt, DdlInfo *info)
 				check_trigger_name(stmt->subname, relid);
 			if (stmt->renameType == OBJECT_COLUMN)
 			{
-				const char *distcol = dist_column_of(relid);
+				const char *distcol = rx_table_dist_column(relid);
 
 				if (distcol && strcmp(distcol, stmt->subname) == 0)
 				{
