@@ -223,6 +223,32 @@ CREATE VIEW rdma_exchange.transactions_in_doubt AS
 	SELECT * FROM rdma_exchange.recover_prepared_transactions(false);
 REVOKE ALL ON rdma_exchange.transactions_in_doubt FROM PUBLIC;
 
+-- The read barrier (src/cluster/cluster_snapshot.c).  A distributed query
+-- takes a snapshot on every member with take_snapshot() in a session of
+-- its own that stays in its transaction while the query reads, and lets
+-- the barrier go with release_barrier() once every member's snapshot is
+-- taken; a two-phase commit takes the barrier with barrier_commit() just
+-- before it prepares on a member.  Called by the sessions of the querying
+-- role, so PUBLIC; a session that holds the barrier delays the others as
+-- any lock would.
+CREATE FUNCTION rdma_exchange.take_snapshot(wait boolean)
+RETURNS text
+AS 'MODULE_PATHNAME', 'rx_take_snapshot'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+GRANT EXECUTE ON FUNCTION rdma_exchange.take_snapshot(boolean) TO PUBLIC;
+
+CREATE FUNCTION rdma_exchange.release_barrier()
+RETURNS void
+AS 'MODULE_PATHNAME', 'rx_release_barrier'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+GRANT EXECUTE ON FUNCTION rdma_exchange.release_barrier() TO PUBLIC;
+
+CREATE FUNCTION rdma_exchange.barrier_commit()
+RETURNS void
+AS 'MODULE_PATHNAME', 'rx_barrier_commit'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+GRANT EXECUTE ON FUNCTION rdma_exchange.barrier_commit() TO PUBLIC;
+
 -- ===== transport and buffer pool statistics (src/transport/, src/bufpool/) =====
 
 -- Cumulative counters of this server's transport worker (datagrams, bytes,

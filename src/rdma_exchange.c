@@ -48,6 +48,7 @@ int			rx_fault_drop_percent = 0;
 int			rx_fault_duplicate_percent = 0;
 int			rx_fault_reorder_percent = 0;
 int			rx_peer_timeout = 10000;
+bool		rx_consistent_reads = true;
 
 static const struct config_enum_entry provider_options[] = {
 	{"auto", RX_PROVIDER_AUTO, false},
@@ -128,6 +129,12 @@ _PG_init(void)
 							 "Plans queries over distributed tables as distributed plans.",
 							 "When off, only the local part of each distributed table is visible.",
 							 &rx_enable, true, PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("rdma_exchange.consistent_reads",
+							 "Distributed queries read every member at one consistent point between distributed commits.",
+							 "When off, each member's fragment takes its own snapshot: a query may see a transaction that committed on some members and not yet on others.",
+							 &rx_consistent_reads, true, PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 
 	DefineCustomEnumVariable("rdma_exchange.fabric_provider",

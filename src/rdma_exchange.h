@@ -94,6 +94,7 @@ extern int	rx_fault_drop_percent;
 extern int	rx_fault_duplicate_percent;
 extern int	rx_fault_reorder_percent;
 
+extern bool rx_consistent_reads;	/* cluster snapshots for queries */
 extern int	rx_peer_timeout;		/* ms without acknowledgement: member gone */
 
 #endif							/* RDMA_EXCHANGE_H */

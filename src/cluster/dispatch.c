@@ -34,7 +34,9 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
+#include "cluster/cluster_snapshot.h"
 #include "cluster/colmap.h"
+#include "cluster/conn_pool.h"
 #include "cluster/dispatch.h"
 #include "cluster/fragment_guard.h"
 #include "cluster/fragment_msg.h"
@@ -121,138 +123,6 @@ shipped_settings(RxFragmentMsg *msg)
 			continue;
 		ship_setting(msg, conf->name);
 	}
-}
-
-/*
- * Connections of this session.  Idle ones wait for the next fragment (for
- * the same user); busy ones are cancelled and closed on abort.  libpq
- * objects are malloc'd, so they survive the transaction's memory.
- */
-typedef struct PooledConn
-{
-	PGconn	   *conn;
-	char		member[NAMEDATALEN];
-	Oid			userid;
-	bool		busy;
-	SubTransactionId subid;		/* busy: the subtransaction running it */
-} PooledConn;
-
-#define MAX_POOLED 64
-static PooledConn pool[MAX_POOLED];
-static int	npool = 0;
-static bool callback_registered = false;
-
-static void
-pool_drop(int i)
-{
-	PQfinish(pool[i].conn);
-	pool[i] = pool[--npool];
-}
-
-/* cancel the fragment a busy connection runs and close it */
-static void
-pool_abandon(int i)
-{
-	rx_cancel(pool[i].conn);
-	pool_drop(i);
-}
-
-static void
-dispatch_xact_callback(XactEvent event, void *arg)
-{
-	if (event != XACT_EVENT_ABORT && event != XACT_EVENT_PARALLEL_ABORT)
-		return;
-	/* every fragment still running belongs to the failed query: cancel it */
-	for (int i = npool - 1; i >= 0; i--)
-		if (pool[i].busy)
-			pool_abandon(i);
-}
-
-/*
- * A subtransaction that aborts takes its queries and cursors with it
- * (a portal failed there never reaches ExecutorEnd): cancel their
- * fragments.  Those of committed subtransactions belong to the parent.
- */
-static void
-dispatch_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-						  SubTransactionId parentSubid, void *arg)
-{
-	for (int i = npool - 1; i >= 0; i--)
-	{
-		if (!pool[i].busy || pool[i].subid != mySubid)
-			continue;
-		if (event == SUBXACT_EVENT_ABORT_SUB)
-			pool_abandon(i);
-		else if (event == SUBXACT_EVENT_COMMIT_SUB)
-			pool[i].subid = parentSubid;
-	}
-}
-
-static PGconn *
-pool_get(const RxMember *member)
-{
-	Oid			userid = GetUserId();
-
-	if (!callback_registered)
-	{
-		RegisterXactCallback(dispatch_xact_callback, NULL);
-		RegisterSubXactCallback(dispatch_subxact_callback, NULL);
-		callback_registered = true;
-	}
-	for (int i = 0; i < npool; i++)
-	{
-		if (!pool[i].busy && pool[i].userid == userid &&
-			strcmp(pool[i].member, member->name) == 0)
-		{
-			if (PQstatus(pool[i].conn) != CONNECTION_OK ||
-				PQtransactionStatus(pool[i].conn) != PQTRANS_IDLE)
-			{
-				pool_drop(i);
-				i--;
-				continue;
-			}
-			pool[i].busy = true;
-			pool[i].subid = GetCurrentSubTransactionId();
-			return pool[i].conn;
-		}
-	}
-	if (npool == MAX_POOLED)
-	{
-		/* make room: close an idle connection */
-		for (int i = 0; i < npool; i++)
-			if (!pool[i].busy)
-			{
-				pool_drop(i);
-				break;
-			}
-		if (npool == MAX_POOLED)
-			ereport(ERROR,
-					(errcode(ERRCODE_TOO_MANY_CONNECTIONS),
-					 errmsg("too many fragments in flight in one session")));
-	}
-	pool[npool].conn = rx_connect_member(member);
-	/* pooled across transactions: not closed by remote.c at abort */
-	rx_connection_keep(pool[npool].conn);
-	strlcpy(pool[npool].member, member->name, NAMEDATALEN);
-	pool[npool].userid = userid;
-	pool[npool].busy = true;
-	pool[npool].subid = GetCurrentSubTransactionId();
-	return pool[npool++].conn;
-}
-
-/* give a connection back: idle for reuse, or closed after trouble */
-static void
-pool_put(PGconn *conn, bool reusable)
-{
-	for (int i = 0; i < npool; i++)
-		if (pool[i].conn == conn)
-		{
-			if (reusable && PQtransactionStatus(conn) == PQTRANS_IDLE)
-				pool[i].busy = false;
-			else
-				pool_drop(i);
-			return;
-		}
 }
 
 /* ---------------------------------------------------------------------
@@ -481,7 +351,7 @@ extern_params(EState *estate, RxFragmentMsg *msg)
 
 static char *
 build_message(RxDispatch *d, RxReceiveState *r, uint64 query_id, uint64 token,
-			  int self, int gather_design)
+			  int self, int gather_design, List *snapshots)
 {
 	EState	   *estate = r->css.ss.ps.state;
 	PlannedStmt *top = estate->es_plannedstmt;
@@ -530,6 +400,7 @@ build_message(RxDispatch *d, RxReceiveState *r, uint64 query_id, uint64 token,
 	shipped_settings(&msg);
 	msg.xact_start = GetCurrentTransactionStartTimestamp();
 	msg.stmt_start = GetCurrentStatementStartTimestamp();
+	msg.snapshots = snapshots;
 	rx_fragment_bind(&msg);
 	return rx_fragment_encode(&msg);
 }
@@ -579,7 +450,10 @@ rx_dispatch_start(RxReceiveState *r)
 	spec.recv_designs[0] = rx_exchange_design(&r->info);
 	spec.nsend = 0;
 
-	message = build_message(d, r, query_id, token, self, spec.recv_designs[0]);
+	/* one consistent cluster state for every fragment of the query */
+	message = build_message(d, r, query_id, token, self, spec.recv_designs[0],
+							rx_consistent_reads
+							? rx_cluster_snapshot(r->css.ss.ps.state) : NIL);
 
 	/* the port first: rows may arrive as soon as the first member starts */
 	d->port = rx_port_open(&spec);
@@ -603,7 +477,7 @@ rx_dispatch_start(RxReceiveState *r)
 		d->conns[m] = in_xact ? rx_xact_fragment_connection(&d->members[m]) : NULL;
 		d->in_xact[m] = (d->conns[m] != NULL);
 		if (d->conns[m] == NULL)
-			d->conns[m] = pool_get(&d->members[m]);
+			d->conns[m] = rx_pool_get(&d->members[m]);
 		if (!PQsendQueryParams(d->conns[m],
 							   "SELECT rdma_exchange.execute_fragment($1)",
 							   1, NULL, values, NULL, NULL, 0))
@@ -838,7 +712,7 @@ rx_dispatch_finish(RxDispatch *d, bool stop)
 		if (d->in_xact[m])
 			rx_xact_fragment_done(d->conns[m]);
 		else if (d->conns[m] != NULL)
-			pool_put(d->conns[m], true);
+			rx_pool_put(d->conns[m], true);
 	}
 	rx_hub_free(d->hub);
 	rx_port_close(d->port);

@@ -9,7 +9,8 @@
  * are found by qualified name and locked here, their columns by name
  * (colmap.c), permissions are checked as for any query of the session
  * user (ExecCheckRTPerms in ExecutorStart), the
- * snapshot is this backend's own, and only plain read-only plans run.
+ * snapshot is the member's part of the query's cluster snapshot
+ * (cluster_snapshot.c), and only plain read-only plans run.
  * The result is a text report of the instrumentation (one line per plan
  * node, one per exchange node), empty unless the coordinator runs
  * EXPLAIN ANALYZE.
@@ -37,6 +38,7 @@
 #include "utils/snapmgr.h"
 #include "utils/varlena.h"
 
+#include "cluster/cluster_snapshot.h"
 #include "cluster/colmap.h"
 #include "cluster/dispatch.h"
 #include "cluster/fragment_guard.h"
@@ -341,6 +343,7 @@ rx_run_fragment(const char *message)
 			   *b;
 	int			rti;
 	int			save_nestlevel;
+	Snapshot	snapshot;
 
 	if (current_hub != NULL)
 		ereport(ERROR,
@@ -371,6 +374,12 @@ rx_run_fragment(const char *message)
 
 	/* for this role, in time, once: before any port or buffer is taken */
 	rx_fragment_check_binding(msg, members[self].name);
+
+	/* the query's cluster snapshot, as every member reads it */
+	snapshot = msg->snapshots != NIL
+		? rx_cluster_snapshot_restore(strVal(list_nth(msg->snapshots, self)),
+									  members[self].name)
+		: GetActiveSnapshot();
 
 	save_nestlevel = NewGUCNestLevel();
 	forboth(a, msg->guc_names, b, msg->guc_values)
@@ -454,7 +463,7 @@ rx_run_fragment(const char *message)
 		current_coordinator = msg->coordinator;
 
 		qd = CreateQueryDesc(stmt, "rdma_exchange fragment",
-							 GetActiveSnapshot(), InvalidSnapshot,
+							 snapshot, InvalidSnapshot,
 							 None_Receiver, bound_params(msg->extern_values),
 							 NULL, msg->instrument_options);
 		ExecutorStart(qd, 0);

@@ -22,7 +22,7 @@
 #include "cluster/admin.h"
 #include "cluster/fragment_msg.h"
 
-#define RX_FRAGMENT_MAGIC "rdma_exchange fragment v2"
+#define RX_FRAGMENT_MAGIC "rdma_exchange fragment v3"
 
 static void
 require_cluster_key(void)
@@ -99,6 +99,7 @@ rx_fragment_encode(RxFragmentMsg *msg)
 	body = lappend(body, makeString(psprintf(UINT64_FORMAT, msg->nonce)));
 	body = lappend(body, makeString(psprintf(INT64_FORMAT, msg->expires)));
 	body = lappend(body, makeInteger(msg->coordinator_pid));
+	body = lappend(body, msg->snapshots);
 	text = psprintf("%s %s\n%s", RX_FRAGMENT_MAGIC,
 					rx_local_extension_version(), nodeToString(body));
 	sign(text, strlen(text), sig);
@@ -164,7 +165,7 @@ rx_fragment_decode(const char *text)
 				 errhint("Install the same version on every member (ALTER EXTENSION rdma_exchange UPDATE).")));
 
 	body = (List *) stringToNode(newline + 1);
-	if (!IsA(body, List) || list_length(body) != 25 ||
+	if (!IsA(body, List) || list_length(body) != 26 ||
 		!IsA(linitial(body), String) ||
 		strcmp(strVal(linitial(body)), RX_FRAGMENT_MAGIC) != 0)
 		ereport(ERROR,
@@ -208,5 +209,11 @@ rx_fragment_decode(const char *text)
 	msg->nonce = parse_uint64(list_nth(body, 22));
 	msg->expires = strtoi64(strVal(list_nth(body, 23)), NULL, 10);
 	msg->coordinator_pid = intVal(list_nth(body, 24));
+	msg->snapshots = (List *) list_nth(body, 25);
+	if (msg->snapshots != NIL && list_length(msg->snapshots) != msg->nmembers)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROTOCOL_VIOLATION),
+				 errmsg("plan fragment carries %d snapshots for %d members",
+						list_length(msg->snapshots), msg->nmembers)));
 	return msg;
 }

@@ -42,6 +42,8 @@ typedef struct RxFragmentMsg
 	List	   *guc_values;
 	TimestampTz xact_start;		/* the coordinator's transaction and */
 	TimestampTz stmt_start;		/* statement start: now() and friends */
+	List	   *snapshots;		/* per member: the cluster snapshot it reads
+								 * with (String, cluster_snapshot.c) */
 
 	/* what binds the fragment to its query (fragment_guard.c) */
 	char	   *rolename;		/* the querying role: only it may run it */

@@ -46,6 +46,7 @@
 #include "cluster/dml.h"
 #include "cluster/two_phase.h"
 #include "cluster/hashing.h"
+#include "cluster/cluster_snapshot.h"
 #include "cluster/metadata.h"
 #include "cluster/remote.h"
 #include "cluster/remote_xact.h"
@@ -141,6 +142,7 @@ rx_metadata_init(void)
 	rx_dml_init();
 	rx_ddl_init();
 	rx_two_phase_init();
+	rx_cluster_snapshot_init();
 }
 
 /* ---------------------------------------------------------------------

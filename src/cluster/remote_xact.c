@@ -25,6 +25,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "cluster/cluster_snapshot.h"
 #include "cluster/remote.h"
 #include "cluster/remote_xact.h"
 #include "cluster/two_phase.h"
@@ -450,7 +451,8 @@ prepare_remote(XactConn *xc, const char *gid)
 	PG_TRY();
 	{
 		rx_exec_command(xc->conn, xc->name,
-						psprintf("PREPARE TRANSACTION '%s'", gid));
+						psprintf("SELECT rdma_exchange.barrier_commit(); PREPARE TRANSACTION '%s'",
+								 gid));
 	}
 	PG_CATCH();
 	{
@@ -505,24 +507,50 @@ pre_commit(void)
 	{
 		char	   *transaction;
 		bool		first = true;
+		RxMember   *members;
+		int			nmembers = rx_get_members(&members);
+		int			self = rx_self_member_index();
 
 		rx_two_phase_fault(RX_FAULT_COMMIT_BEFORE_PREPARE);
 		transaction = rx_two_phase_decide();
-		for (int i = 0; i < MAX_XACT_CONNS; i++)
-		{
-			XactConn   *xc = &xconns[i];
-			char	   *gid;
 
-			if (!xc->in_use || xc->xact_depth == 0)
+		/*
+		 * Member by member, in member order: the read barrier there
+		 * (cluster_snapshot.c), with the PREPARE on the others, so that no
+		 * distributed query takes its snapshots between our first and our
+		 * last commit.  The order is the one queries wait in.
+		 */
+		for (int m = 0; m < nmembers; m++)
+		{
+			if (m == self)
+			{
+				rx_barrier_commit_local();
 				continue;
-			gid = rx_two_phase_gid(transaction, i);
-			prepare_remote(xc, gid);
-			strlcpy(xc->gid, gid, sizeof(xc->gid));
-			xc->xact_depth = 0;
-			if (first)
-				rx_two_phase_fault(RX_FAULT_COMMIT_CRASH_AFTER_FIRST_PREPARE);
-			first = false;
+			}
+			for (int i = 0; i < MAX_XACT_CONNS; i++)
+			{
+				XactConn   *xc = &xconns[i];
+				char	   *gid;
+
+				if (!xc->in_use || xc->xact_depth == 0 ||
+					strcmp(xc->name, members[m].name) != 0)
+					continue;
+				gid = rx_two_phase_gid(transaction, i);
+				prepare_remote(xc, gid);
+				strlcpy(xc->gid, gid, sizeof(xc->gid));
+				xc->xact_depth = 0;
+				if (first)
+					rx_two_phase_fault(RX_FAULT_COMMIT_CRASH_AFTER_FIRST_PREPARE);
+				first = false;
+			}
 		}
+		/* a member no longer listed still has its part */
+		for (int i = 0; i < MAX_XACT_CONNS; i++)
+			if (xconns[i].in_use && xconns[i].xact_depth > 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("member \"%s\" changed in this transaction is no longer a member",
+								xconns[i].name)));
 		rx_two_phase_fault(RX_FAULT_COMMIT_CRASH_AFTER_PREPARE);
 		return;
 	}

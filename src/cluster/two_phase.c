@@ -21,7 +21,8 @@
  * prepared transactions of this server and commits those whose decision
  * record exists, rolls back those whose transaction ended without one,
  * and leaves those whose transaction still runs (between PREPARE and the
- * local commit).  The global id carries a random nonce next to the
+ * local commit) or still sends its decision (a lock on its nonce, held
+ * until after the last COMMIT PREPARED).  The global id carries a random nonce next to the
  * transaction id, which a crash can make this server hand out again.  Decision records nobody needs any more (no member holds
  * their transactions, all members reached) are deleted after a minute.
  * A background process does it on every server: a launcher started with
@@ -48,6 +49,7 @@
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "storage/lock.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -88,9 +90,35 @@ static const struct config_enum_entry fault_commit_options[] = {
  * ---------------------------------------------------------------------
  */
 
+/*
+ * A lock of the committing transaction on its nonce, held from before its
+ * first PREPARE until its locks go after the local commit, that is after
+ * COMMIT PREPARED went to every member: recovery leaves a transaction
+ * alone while it is taken (advisory lock tag with last field 4).
+ */
+static void
+finishing_tag(LOCKTAG *tag, uint64 nonce)
+{
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, (uint32) (nonce >> 32),
+						 (uint32) nonce, 4);
+}
+
+static bool
+still_finishing(uint64 nonce)
+{
+	LOCKTAG		tag;
+
+	finishing_tag(&tag, nonce);
+	if (LockAcquire(&tag, ShareLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+		return true;
+	LockRelease(&tag, ShareLock, false);
+	return false;
+}
+
 char *
 rx_two_phase_decide(void)
 {
+	LOCKTAG		tag;
 	uint64		xid = U64FromFullTransactionId(GetTopFullTransactionId());
 	uint64		nonce;
 	int			n;
@@ -102,6 +130,8 @@ rx_two_phase_decide(void)
 	if (!pg_strong_random(&nonce, sizeof(nonce)))
 		elog(ERROR, "could not generate a random transaction nonce");
 	nonce &= INT64CONST(0x7fffffffffffffff);
+	finishing_tag(&tag, nonce);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
 
 	/* pre-commit runs with no snapshot of its own */
 	PushActiveSnapshot(GetTransactionSnapshot());
@@ -168,6 +198,9 @@ decision_of(uint64 xid, uint64 nonce)
 	rows = rx_spi_strings(psprintf("SELECT pg_catalog.pg_xact_status('" UINT64_FORMAT "'::pg_catalog.xid8)",
 								   xid), &n);
 	if (n == 1 && rows[0][0] && strcmp(rows[0][0], "in progress") == 0)
+		return "pending";
+	/* committed or not, its backend may still be telling the members */
+	if (still_finishing(nonce))
 		return "pending";
 	(void) rx_catalog_spi(psprintf("SELECT 1 FROM rdma_exchange.commit_decision"
 								   " WHERE xid = " UINT64_FORMAT " AND nonce = " UINT64_FORMAT,

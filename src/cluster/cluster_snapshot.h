@@ -1,0 +1,31 @@
+/*-------------------------------------------------------------------------
+ *
+ * cluster_snapshot.h
+ *	  The read barrier and the cluster snapshot of distributed queries
+ *	  (see cluster_snapshot.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef RX_CLUSTER_SNAPSHOT_H
+#define RX_CLUSTER_SNAPSHOT_H
+
+#include "nodes/execnodes.h"
+#include "nodes/pg_list.h"
+#include "utils/snapshot.h"
+
+/*
+ * coordinator: the cluster snapshot of the query running in estate (of
+ * the transaction at REPEATABLE READ and above), taken at the first call;
+ * one String per member, for the fragment message
+ */
+extern List *rx_cluster_snapshot(EState *estate);
+
+/* a two-phase committer: this member's barrier, until the transaction ends */
+extern void rx_barrier_commit_local(void);
+
+/* member: the snapshot a fragment reads with, from its message */
+extern Snapshot rx_cluster_snapshot_restore(const char *text, const char *member);
+
+extern void rx_cluster_snapshot_init(void);
+
+#endif							/* RX_CLUSTER_SNAPSHOT_H */
