@@ -76,7 +76,7 @@ sub start_writers
 		my ($out, $err) = ('', '');
 		push @h, [ IPC::Run::start(
 			[ 'pgbench', '-n', '-c', '2', '-T', $seconds, '-f', $script,
-			  '-d', $rx->member($i)->connstr($rx->dbname) ],
+			  $rx->member($i)->connstr($rx->dbname) ],
 			'<', \undef, '>', \$out, '2>', \$err), \$out, \$err, $i ];
 	}
 	return @h;
