@@ -1,8 +1,8 @@
 # test/t/100_two_phase.pl: a transaction that changes several members
 # commits on all of them or on none, whatever fails in between.
 #
-# For each kind of multi-member write (INSERT routed to its owners, an
-# UPDATE run on every member's part, run_on_all_nodes()) and each step of
+# For each kind of multi-member write (INSERT and COPY routed to their
+# owners, an UPDATE run on every member's part, run_on_all_nodes()) and each step of
 # the two-phase commit (rdma_exchange.fault_commit: an error before
 # PREPARE, this server crashing after the first member prepared, after
 # all prepared, after its own commit, and COMMIT PREPARED never sent), the
@@ -65,6 +65,11 @@ sub everywhere
 }
 
 my %writes = (
+	'routed COPY' => {
+		sql => q{COPY ins (id, v) FROM PROGRAM 'seq 1 200 | awk ''{print $1 ",%d"}''' WITH (FORMAT csv)},
+		check => 'SELECT count(*) FROM ins WHERE v = %d',
+		done => '200',
+	},
 	'routed INSERT' => {
 		sql => 'INSERT INTO ins SELECT i, %d FROM generate_series(1, 200) i',
 		check => 'SELECT count(*) FROM ins WHERE v = %d',
