@@ -518,9 +518,10 @@ pre_commit(void)
 		 * Member by member, in member order: the read barrier there
 		 * (cluster_snapshot.c), with the PREPARE on the others, so that no
 		 * distributed query takes its snapshots between our first and our
-		 * last commit.  The order is the one queries wait in.
+		 * last commit.  The order is the one queries wait in.  A member
+		 * this transaction removed from the list (remove_node) comes last.
 		 */
-		for (int m = 0; m < nmembers; m++)
+		for (int m = 0; m <= nmembers; m++)
 		{
 			if (m == self)
 			{
@@ -533,7 +534,7 @@ pre_commit(void)
 				char	   *gid;
 
 				if (!xc->in_use || xc->xact_depth == 0 ||
-					strcmp(xc->name, members[m].name) != 0)
+					(m < nmembers && strcmp(xc->name, members[m].name) != 0))
 					continue;
 				gid = rx_two_phase_gid(transaction, i);
 				prepare_remote(xc, gid);
@@ -544,13 +545,6 @@ pre_commit(void)
 				first = false;
 			}
 		}
-		/* a member no longer listed still has its part */
-		for (int i = 0; i < MAX_XACT_CONNS; i++)
-			if (xconns[i].in_use && xconns[i].xact_depth > 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-						 errmsg("member \"%s\" changed in this transaction is no longer a member",
-								xconns[i].name)));
 		rx_two_phase_fault(RX_FAULT_COMMIT_CRASH_AFTER_PREPARE);
 		return;
 	}
