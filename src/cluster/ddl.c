@@ -13,9 +13,9 @@
  * their own SQL text is sent to every other member over the member's
  * connection in this transaction (remote_xact.c), with this session's
  * search_path, so that an error on any member rolls the statement back
- * everywhere.  CREATE/DROP INDEX CONCURRENTLY cannot run in a transaction:
- * it runs on the other members, one after the other, after it finished
- * here.
+ * everywhere.  CREATE/DROP INDEX CONCURRENTLY and VACUUM cannot run in a
+ * transaction: they run on the other members, one after the other, after
+ * they finished here (and so does ANALYZE of distributed tables).
  *
  * What would give members different rules for the same rows is refused
  * before anything ran: dropping the distribution column or changing its
@@ -386,6 +386,31 @@ classify_comment(CommentStmt *stmt)
 	return is_distributed(relid) ? DDL_PROPAGATE : DDL_LOCAL;
 }
 
+/*
+ * VACUUM and ANALYZE of distributed or reference tables run on every
+ * member's part, after this one's and outside a transaction there, as
+ * VACUUM must (ANALYZE inside a transaction block here commits its
+ * statistics on the members at once).  Without tables they stay here:
+ * each member's other tables are its own, and autovacuum runs per member.
+ */
+static DdlAction
+classify_vacuum(VacuumStmt *stmt)
+{
+	int			ndist = 0;
+	ListCell   *lc;
+
+	foreach(lc, stmt->rels)
+	{
+		VacuumRelation *vrel = lfirst_node(VacuumRelation, lc);
+
+		ndist += is_distributed(rangevar_relid(vrel->relation));
+	}
+	if (all_or_none(ndist, list_length(stmt->rels),
+					stmt->is_vacuumcmd ? "VACUUM" : "ANALYZE") == DDL_LOCAL)
+		return DDL_LOCAL;
+	return DDL_PROPAGATE_CONCURRENTLY;
+}
+
 /* refuses what cannot be propagated; what to do with the rest */
 static DdlAction
 classify(Node *stmt, DdlInfo *info)
@@ -431,6 +456,8 @@ classify(Node *stmt, DdlInfo *info)
 						DDL_PROPAGATE : DDL_LOCAL;
 				return DDL_LOCAL;
 			}
+		case T_VacuumStmt:
+			return classify_vacuum((VacuumStmt *) stmt);
 		case T_IndexStmt:
 			{
 				IndexStmt  *ix = (IndexStmt *) stmt;
