@@ -42,6 +42,7 @@
 #include "catalog/index.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "commands/defrem.h"
 #include "commands/extension.h"
 #include "nodes/parsenodes.h"
 #include "tcop/utility.h"
@@ -77,6 +78,8 @@ typedef struct DdlInfo
 {
 	Oid			renamed_distcol_rel;	/* RENAME of a distribution column */
 	char	   *renamed_distcol_to;
+	char	   *sql;			/* what the members run, if not the
+								 * statement's own text */
 } DdlInfo;
 
 /* ---------------------------------------------------------------------
@@ -390,24 +393,58 @@ classify_comment(CommentStmt *stmt)
  * VACUUM and ANALYZE of distributed or reference tables run on every
  * member's part, after this one's and outside a transaction there, as
  * VACUUM must (ANALYZE inside a transaction block here commits its
- * statistics on the members at once).  Without tables they stay here:
- * each member's other tables are its own, and autovacuum runs per member.
+ * statistics on the members at once).  The members get the statement with
+ * its options and only the distributed tables (with their column lists):
+ * the local ones named with them are this member's.  Without tables it
+ * stays here: each member's other tables are its own, and autovacuum runs
+ * per member.
  */
 static DdlAction
-classify_vacuum(VacuumStmt *stmt)
+classify_vacuum(VacuumStmt *stmt, DdlInfo *info)
 {
-	int			ndist = 0;
+	StringInfoData sql;
+	const char *sep = " (";
+	bool		any = false;
 	ListCell   *lc;
 
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, stmt->is_vacuumcmd ? "VACUUM" : "ANALYZE");
+	foreach(lc, stmt->options)
+	{
+		DefElem    *opt = lfirst_node(DefElem, lc);
+
+		appendStringInfo(&sql, "%s%s", sep, quote_identifier(opt->defname));
+		if (opt->arg != NULL && IsA(opt->arg, Integer))
+			appendStringInfo(&sql, " %d", intVal(opt->arg));
+		else if (opt->arg != NULL)
+			appendStringInfo(&sql, " %s", quote_literal_cstr(defGetString(opt)));
+		sep = ", ";
+	}
+	if (stmt->options != NIL)
+		appendStringInfoChar(&sql, ')');
+	sep = " ";
 	foreach(lc, stmt->rels)
 	{
 		VacuumRelation *vrel = lfirst_node(VacuumRelation, lc);
+		Oid			relid = rangevar_relid(vrel->relation);
+		ListCell   *col;
 
-		ndist += is_distributed(rangevar_relid(vrel->relation));
+		if (!is_distributed(relid))
+			continue;
+		appendStringInfo(&sql, "%s%s", sep,
+						 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+													get_rel_name(relid)));
+		foreach(col, vrel->va_cols)
+			appendStringInfo(&sql, "%s%s", col == list_head(vrel->va_cols) ? " (" : ", ",
+							 quote_identifier(strVal(lfirst(col))));
+		if (vrel->va_cols != NIL)
+			appendStringInfoChar(&sql, ')');
+		sep = ", ";
+		any = true;
 	}
-	if (all_or_none(ndist, list_length(stmt->rels),
-					stmt->is_vacuumcmd ? "VACUUM" : "ANALYZE") == DDL_LOCAL)
+	if (!any)
 		return DDL_LOCAL;
+	info->sql = sql.data;
 	return DDL_PROPAGATE_CONCURRENTLY;
 }
 
@@ -457,7 +494,7 @@ classify(Node *stmt, DdlInfo *info)
 				return DDL_LOCAL;
 			}
 		case T_VacuumStmt:
-			return classify_vacuum((VacuumStmt *) stmt);
+			return classify_vacuum((VacuumStmt *) stmt, info);
 		case T_IndexStmt:
 			{
 				IndexStmt  *ix = (IndexStmt *) stmt;
@@ -629,7 +666,7 @@ rx_ddl_process_utility(PlannedStmt *pstmt, const char *queryString,
 	send = action != DDL_LOCAL && rx_propagate_ddl && !rx_in_member_session() &&
 		rx_self_member_index() >= 0;
 	if (send)
-		sql = statement_text(pstmt, queryString);
+		sql = info.sql ? info.sql : statement_text(pstmt, queryString);
 
 	if (send && IsA(stmt, AlterTableStmt))
 		alter_propagating++;

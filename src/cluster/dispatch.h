@@ -8,9 +8,9 @@
  * to every member (this one included), then receives the rows through its
  * own transport port.  Member side: rdma_exchange.execute_fragment()
  * checks the signature, maps relations and indexes to local OIDs by name,
- * runs the fragment with the session user's rights and its own snapshot,
- * and returns the instrumentation that EXPLAIN ANALYZE shows on the
- * coordinator.
+ * runs the fragment with the session user's rights and its member's part
+ * of the query's cluster snapshot (cluster_snapshot.c), and returns the
+ * instrumentation that EXPLAIN ANALYZE shows on the coordinator.
  *
  *-------------------------------------------------------------------------
  */

@@ -22,6 +22,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/latch.h"
+#include "storage/proc.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -47,6 +48,7 @@ typedef struct XactConn
 	char	   *copy_table;		/* its name, in TopMemoryContext */
 	bool		fragment;		/* a plan fragment runs on it */
 	char		gid[128];		/* prepared there, awaiting the decision */
+	int			lock_timeout;	/* lock_timeout set there + 1; 0: unknown */
 } XactConn;
 
 static XactConn xconns[MAX_XACT_CONNS];
@@ -300,10 +302,23 @@ get_xconn(const RxMember *member, char **failure)
 	end_copy(xc);
 	rx_xact_note_change();
 
+	/*
+	 * Lock waits there honour this session's lock_timeout, as they would
+	 * here: set with the remote transaction, again when it changed (or a
+	 * savepoint rolled back took it with it).
+	 */
 	if (xc->xact_depth == 0)
 	{
-		rx_exec_command(xc->conn, xc->name, "BEGIN");
+		rx_exec_command(xc->conn, xc->name,
+						psprintf("BEGIN; SET LOCAL lock_timeout = %d", LockTimeout));
 		xc->xact_depth = 1;
+		xc->lock_timeout = LockTimeout + 1;
+	}
+	else if (xc->lock_timeout != LockTimeout + 1)
+	{
+		rx_exec_command(xc->conn, xc->name,
+						psprintf("SET LOCAL lock_timeout = %d", LockTimeout));
+		xc->lock_timeout = LockTimeout + 1;
 	}
 	while (xc->xact_depth < level)
 	{
@@ -678,6 +693,7 @@ remote_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 				/* a fragment running there was cancelled with the rest */
 				xc->xact_depth = level - 1;
 				xc->fragment = false;
+				xc->lock_timeout = 0;
 			}
 			else
 				doom(xc);

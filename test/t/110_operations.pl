@@ -4,7 +4,8 @@
 #   - VACUUM and ANALYZE of a distributed table through one member reach
 #     every member's part: each member's dead tuples are gone and each
 #     has statistics for its part, as on a plain server for the whole
-#     table; a statement naming distributed and local tables is refused.
+#     table, also with options and local tables named with it.
+#   - lock_timeout applies to a lock wait on another member.
 #   - A member restarted while a client session is idle: the session's
 #     next distributed query works (its kept connections to that member
 #     are replaced), and gives the same answer as before.
@@ -46,10 +47,35 @@ for my $i (0 .. $n - 1)
 }
 $rx->safe_psql(0, 'VACUUM (ANALYZE, VERBOSE false) t');
 is($rx->safe_psql(2, q{SELECT count(*) FROM t}), '2000', 'the rows after VACUUM');
-my ($rc, $out, $err) = $rx->psql(0, 'VACUUM t, loc');
-isnt($rc, 0, 'VACUUM of a distributed and a local table together is refused');
-like($err, qr/names both distributed and local objects/, '... with a clear error');
-is($rx->safe_psql(0, 'VACUUM loc; SELECT 1'), '1', 'VACUUM of a local table stays local');
+$rx->safe_psql(0, 'DELETE FROM t WHERE id % 5 = 0; INSERT INTO loc VALUES (1)');
+$rx->safe_psql(0, 'VACUUM (FREEZE, INDEX_CLEANUP on, PARALLEL 1) t, loc');
+for my $i (0 .. $n - 1)
+{
+	is($rx->safe_psql($i, q{SELECT n_dead_tup FROM pg_stat_user_tables WHERE relname = 't'}), '0',
+		"VACUUM with options of a distributed and a local table: member $i vacuumed its part");
+}
+is($rx->safe_psql(1, q{SELECT count(*) FROM pg_stat_user_tables WHERE relname = 'loc'}), '0',
+	'... and the local table is this member\'s alone');
+$rx->safe_psql(0, 'ANALYZE t (v)');
+my ($rc, $out, $err);
+
+# --- lock_timeout for a row lock on another member ------------------------------------
+my $key = $rx->safe_psql(0, q{SELECT i FROM generate_series(1, 3000) i
+	WHERE rdma_exchange.member_index_of(i) = 1 AND i % 3 <> 0 AND i % 5 <> 0 LIMIT 1});
+my ($hout, $herr) = ('', '');
+my $hold = $rx->background_psql(0,
+	"BEGIN;\nUPDATE t SET v = v + 1 WHERE id = $key;\nSELECT pg_sleep(5);\nCOMMIT;\n",
+	\$hout, \$herr);
+sleep 2;
+($rc, $out, $err) = $rx->psql(2,
+	"SET lock_timeout = '300ms';\nUPDATE t SET v = v + 1 WHERE id = $key;");
+isnt($rc, 0, 'lock_timeout: an UPDATE waiting for a row held through another member gives up');
+like($err, qr/lock timeout/, '... with PostgreSQL\'s lock timeout error');
+like($err, qr/member/, '... naming the member');
+$hold->finish;
+is($herr, '', 'the transaction holding the row commits');
+is($rx->safe_psql(1, "SELECT v - id FROM t WHERE id = $key"), '1',
+	'... and only its update happened');
 
 # --- a member restarted under an idle session -------------------------------------
 my ($sout, $serr) = ('', '');
