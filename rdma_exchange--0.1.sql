@@ -249,6 +249,30 @@ AS 'MODULE_PATHNAME', 'rx_barrier_commit'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 GRANT EXECUTE ON FUNCTION rdma_exchange.barrier_commit() TO PUBLIC;
 
+-- Lock cycles through several members (src/cluster/deadlock.c): a
+-- member-side session says whose it is (the coordinator's member index and
+-- backend pid); the first member's recovery worker reads every member's
+-- lock waits with session_origins() and pg_locks, and makes one
+-- transaction of a cycle fail with deadlock_victim().
+CREATE FUNCTION rdma_exchange.session_origin(member int, pid int)
+RETURNS void
+AS 'MODULE_PATHNAME', 'rx_session_origin'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+GRANT EXECUTE ON FUNCTION rdma_exchange.session_origin(int, int) TO PUBLIC;
+
+CREATE FUNCTION rdma_exchange.session_origins(OUT pid int, OUT origin_member int,
+	OUT origin_pid int, OUT remote_wait bool)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'rx_session_origins'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION rdma_exchange.session_origins() FROM PUBLIC;
+
+CREATE FUNCTION rdma_exchange.deadlock_victim(pid int, detail text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'rx_deadlock_victim'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION rdma_exchange.deadlock_victim(int, text) FROM PUBLIC;
+
 -- ===== transport and buffer pool statistics (src/transport/, src/bufpool/) =====
 
 -- Cumulative counters of this server's transport worker (datagrams, bytes,

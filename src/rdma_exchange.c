@@ -17,6 +17,7 @@
 #include "utils/guc.h"
 
 #include "rdma_exchange.h"
+#include "cluster/deadlock.h"
 #include "cluster/fragment_guard.h"
 #include "cluster/metadata.h"
 #include "exec/exchange.h"
@@ -250,6 +251,7 @@ _PG_init(void)
 
 	rx_metadata_init();
 	rx_fragment_guard_init();
+	rx_deadlock_init();
 	rx_transport_init();
 	rx_exec_init();
 	rx_planner_init();

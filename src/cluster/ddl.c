@@ -391,9 +391,10 @@ classify_comment(CommentStmt *stmt)
 
 /*
  * VACUUM and ANALYZE of distributed or reference tables run on every
- * member's part, after this one's and outside a transaction there, as
- * VACUUM must (ANALYZE inside a transaction block here commits its
- * statistics on the members at once).  The members get the statement with
+ * member's part, outside a transaction there, as VACUUM must (ANALYZE
+ * inside a transaction block here commits its statistics on the members
+ * at once): ANALYZE after this member's, VACUUM before it (see
+ * rx_ddl_process_utility).  The members get the statement with
  * its options and only the distributed tables (with their column lists):
  * the local ones named with them are this member's.  Without tables it
  * stays here: each member's other tables are its own, and autovacuum runs
@@ -668,6 +669,17 @@ rx_ddl_process_utility(PlannedStmt *pstmt, const char *queryString,
 	if (send)
 		sql = info.sql ? info.sql : statement_text(pstmt, queryString);
 
+	/*
+	 * VACUUM goes to the members first: at its end it holds this database's
+	 * frozen-ids lock until its last transaction commits, after this hook,
+	 * and the members' VACUUMs of the same tables, sent from here while
+	 * it is held, could wait on sessions that wait for this one.
+	 */
+	if (send && IsA(stmt, VacuumStmt))
+	{
+		propagate(sql, true);
+		send = false;
+	}
 	if (send && IsA(stmt, AlterTableStmt))
 		alter_propagating++;
 	PG_TRY();

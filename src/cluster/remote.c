@@ -31,6 +31,7 @@
 #include "utils/timestamp.h"
 
 #include "rdma_exchange.h"
+#include "cluster/deadlock.h"
 #include "cluster/remote.h"
 
 typedef struct TrackedConn
@@ -412,9 +413,12 @@ wait_socket(PGconn *conn, const char *member_name, int io)
 {
 	int			rc;
 
+	/* a lock cycle through members may pick this transaction (deadlock.c) */
+	rx_deadlock_wait_begin();
 	rc = WaitLatchOrSocket(MyLatch,
 						   WL_LATCH_SET | WL_EXIT_ON_PM_DEATH | WL_SOCKET_READABLE | io,
 						   PQsocket(conn), -1L, PG_WAIT_EXTENSION);
+	rx_deadlock_wait_end();
 	if (rc & WL_LATCH_SET)
 	{
 		ResetLatch(MyLatch);

@@ -284,6 +284,10 @@ get_xconn(const RxMember *member, char **failure)
 		if (conn == NULL)
 			return NULL;
 		rx_connection_keep(conn);
+		/* whose the session is, for lock cycles through members */
+		rx_exec_command(conn, member->name,
+						psprintf("SELECT rdma_exchange.session_origin(%d, %d)",
+								 rx_self_member_index(), MyProcPid));
 		xc = freeslot;
 		memset(xc, 0, sizeof(XactConn));
 		xc->in_use = true;

@@ -28,7 +28,9 @@
  * A background process does it on every server: a launcher started with
  * the server starts one worker per database, which runs recovery every
  * few seconds where the extension is installed and the server is a
- * member, and exits elsewhere (the launcher tries again later).
+ * member, and exits elsewhere (the launcher tries again later).  On the
+ * first member the same worker looks for lock cycles through members
+ * every second (deadlock.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -59,6 +61,7 @@
 
 #include "rdma_exchange.h"
 #include "cluster/admin.h"
+#include "cluster/deadlock.h"
 #include "cluster/metadata.h"
 #include "cluster/remote.h"
 #include "cluster/two_phase.h"
@@ -80,7 +83,11 @@ static const struct config_enum_entry fault_commit_options[] = {
 	{NULL, 0, false}
 };
 
-/* how often a worker resolves, and how often the launcher looks (ms) */
+/*
+ * How often a worker looks for lock cycles (the first member's, deadlock.c)
+ * and resolves, and how often the launcher looks (ms)
+ */
+#define DEADLOCK_INTERVAL_MS 1000
 #define RECOVERY_INTERVAL_MS 5000
 #define LAUNCHER_INTERVAL_MS 30000
 #define MAX_DATABASES 64
@@ -445,7 +452,7 @@ rx_recovery_worker_main(Datum arg)
 	BackgroundWorkerInitializeConnectionByOid(DatumGetObjectId(arg), InvalidOid, 0);
 	pgstat_report_appname("rdma_exchange recovery");
 
-	for (;;)
+	for (int round = 0;; round++)
 	{
 		bool		member;
 
@@ -462,7 +469,10 @@ rx_recovery_worker_main(Datum arg)
 			{
 				int			nest = rx_admin_begin();
 
-				(void) resolve(true);
+				if (round % (RECOVERY_INTERVAL_MS / DEADLOCK_INTERVAL_MS) == 0)
+					(void) resolve(true);
+				if (rx_self_member_index() == 0)
+					rx_deadlock_detect();
 				rx_admin_end(nest);
 			}
 			PG_CATCH();
@@ -481,7 +491,7 @@ rx_recovery_worker_main(Datum arg)
 		CommitTransactionCommand();
 		if (!member)
 			proc_exit(0);		/* the launcher looks again later */
-		wait_or_exit(RECOVERY_INTERVAL_MS);
+		wait_or_exit(DEADLOCK_INTERVAL_MS);
 	}
 }
 

@@ -6,6 +6,8 @@
 #     has statistics for its part, as on a plain server for the whole
 #     table, also with options and local tables named with it.
 #   - lock_timeout applies to a lock wait on another member.
+#   - A lock cycle through two members: one transaction gets "deadlock
+#     detected" within seconds, the other commits.
 #   - A member restarted while a client session is idle: the session's
 #     next distributed query works (its kept connections to that member
 #     are replaced), and gives the same answer as before.
@@ -76,6 +78,41 @@ $hold->finish;
 is($herr, '', 'the transaction holding the row commits');
 is($rx->safe_psql(1, "SELECT v - id FROM t WHERE id = $key"), '1',
 	'... and only its update happened');
+
+# --- a lock cycle through two members ------------------------------------------------
+# the first member's recovery worker looks for cycles; its launcher starts
+# it within 30 s of the extension's creation
+ok($rx->poll_query_until(0, q{SELECT count(*) > 0 FROM pg_stat_activity
+	WHERE backend_type = 'rdma_exchange recovery' OR application_name = 'rdma_exchange recovery'}),
+	'the recovery worker of member 0 runs');
+my @k = map {
+	$rx->safe_psql(0, "SELECT i FROM generate_series(1, 3000) i
+		WHERE rdma_exchange.member_index_of(i) = $_ AND i % 3 <> 0 AND i % 5 <> 0 LIMIT 1")
+} 0, 1;
+my $v_before = $rx->safe_psql(0, "SELECT string_agg((v - id)::text, ',' ORDER BY id) FROM t WHERE id IN ($k[0], $k[1])");
+my (@dout, @derr, @dh);
+for my $s (0, 1)
+{
+	my ($first, $second) = $s == 0 ? @k : reverse @k;
+	($dout[$s], $derr[$s]) = ('', '');
+	$dh[$s] = $rx->background_psql($s,
+		"BEGIN;\nUPDATE t SET v = v + 10 WHERE id = $first;\nSELECT pg_sleep(1.5);\n"
+		  . "UPDATE t SET v = v + 10 WHERE id = $second;\nCOMMIT;\n",
+		\$dout[$s], \$derr[$s]);
+}
+my $t0 = time;
+$_->finish for @dh;
+my $took = time - $t0;
+my @lost = grep { $derr[$_] =~ /deadlock detected/ } 0, 1;
+is(scalar @lost, 1, 'a lock cycle through members 0 and 1: one transaction gets "deadlock detected"')
+  or diag("session 0: $derr[0]\nsession 1: $derr[1]");
+my $won = $lost[0] // 0 ? 0 : 1;
+is($derr[$won], '', '... the other one commits') or diag($derr[$won]);
+like($derr[ $lost[0] // 1 ], qr/member/, '... the detail names the members');
+cmp_ok($took, '<=', 12, "... within a few seconds (took $took s)");
+is($rx->safe_psql(2, "SELECT string_agg((v - id)::text, ',' ORDER BY id) FROM t WHERE id IN ($k[0], $k[1])"),
+	join(',', map { $_ + 10 } split /,/, $v_before),
+	'... and only the winner\'s updates are there, through every member');
 
 # --- a member restarted under an idle session -------------------------------------
 my ($sout, $serr) = ('', '');
