@@ -449,6 +449,44 @@ classify_vacuum(VacuumStmt *stmt, DdlInfo *info)
 	return DDL_PROPAGATE_CONCURRENTLY;
 }
 
+/*
+ * LOCK TABLE of distributed or reference tables locks them on every member
+ * (the members get the statement with only those tables; local ones named
+ * with them are this member's), in member order (rx_ddl_process_utility).
+ */
+static DdlAction
+classify_lock(LockStmt *stmt, DdlInfo *info)
+{
+	static const char *const modes[] = {"", "ACCESS SHARE", "ROW SHARE",
+		"ROW EXCLUSIVE", "SHARE UPDATE EXCLUSIVE", "SHARE",
+	"SHARE ROW EXCLUSIVE", "EXCLUSIVE", "ACCESS EXCLUSIVE"};
+	StringInfoData sql;
+	const char *sep = "LOCK TABLE ";
+	ListCell   *lc;
+
+	if (stmt->mode < 1 || stmt->mode >= lengthof(modes))
+		return DDL_LOCAL;
+	initStringInfo(&sql);
+	foreach(lc, stmt->relations)
+	{
+		RangeVar   *rv = lfirst_node(RangeVar, lc);
+		Oid			relid = rangevar_relid(rv);
+
+		if (!is_distributed(relid))
+			continue;
+		appendStringInfo(&sql, "%s%s%s", sep, rv->inh ? "" : "ONLY ",
+						 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+													get_rel_name(relid)));
+		sep = ", ";
+	}
+	if (sql.len == 0)
+		return DDL_LOCAL;
+	appendStringInfo(&sql, " IN %s MODE%s", modes[stmt->mode],
+					 stmt->nowait ? " NOWAIT" : "");
+	info->sql = sql.data;
+	return DDL_PROPAGATE;
+}
+
 /* refuses what cannot be propagated; what to do with the rest */
 static DdlAction
 classify(Node *stmt, DdlInfo *info)
@@ -496,6 +534,8 @@ classify(Node *stmt, DdlInfo *info)
 			}
 		case T_VacuumStmt:
 			return classify_vacuum((VacuumStmt *) stmt, info);
+		case T_LockStmt:
+			return classify_lock((LockStmt *) stmt, info);
 		case T_IndexStmt:
 			{
 				IndexStmt  *ix = (IndexStmt *) stmt;
@@ -596,14 +636,19 @@ search_path_sql(bool local)
 					local ? "true" : "false");
 }
 
+/*
+ * To the members in [from, to) of the list, this one excepted: in the
+ * remote transactions, or with concurrently each in a session of its own
+ * outside a transaction.  locking: the statement changes no rows there.
+ */
 static void
-propagate(const char *sql, bool concurrently)
+propagate(const char *sql, bool concurrently, bool locking, int from, int to)
 {
 	RxMember   *members;
 	int			nmembers = rx_get_members(&members);
 	int			self = rx_self_member_index();
 
-	for (int m = 0; m < nmembers; m++)
+	for (int m = from; m < Min(to, nmembers); m++)
 	{
 		PGconn	   *conn;
 
@@ -611,7 +656,8 @@ propagate(const char *sql, bool concurrently)
 			continue;
 		if (!concurrently)
 		{
-			conn = rx_xact_connection(&members[m]);
+			conn = locking ? rx_xact_lock_connection(&members[m])
+				: rx_xact_connection(&members[m]);
 			rx_exec_command(conn, members[m].name, search_path_sql(true));
 			rx_exec_command(conn, members[m].name, sql);
 			continue;
@@ -677,9 +723,17 @@ rx_ddl_process_utility(PlannedStmt *pstmt, const char *queryString,
 	 */
 	if (send && IsA(stmt, VacuumStmt))
 	{
-		propagate(sql, true);
+		propagate(sql, true, false, 0, RX_MAX_MEMBERS);
 		send = false;
 	}
+
+	/*
+	 * LOCK TABLE takes the locks member after member in member order, this
+	 * one in its place: two sessions locking through different members
+	 * then queue on the first member instead of deadlocking.
+	 */
+	if (send && IsA(stmt, LockStmt))
+		propagate(sql, false, true, 0, rx_self_member_index());
 	if (send && IsA(stmt, AlterTableStmt))
 		alter_propagating++;
 	PG_TRY();
@@ -700,8 +754,10 @@ rx_ddl_process_utility(PlannedStmt *pstmt, const char *queryString,
 
 	if (OidIsValid(info.renamed_distcol_rel))
 		record_renamed_distcol(&info);
-	if (send)
-		propagate(sql, action == DDL_PROPAGATE_CONCURRENTLY);
+	if (send && IsA(stmt, LockStmt))
+		propagate(sql, false, true, rx_self_member_index() + 1, RX_MAX_MEMBERS);
+	else if (send)
+		propagate(sql, action == DDL_PROPAGATE_CONCURRENTLY, false, 0, RX_MAX_MEMBERS);
 }
 
 bool

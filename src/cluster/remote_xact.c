@@ -216,7 +216,7 @@ end_copy(XactConn *xc)
 }
 
 static XactConn *
-get_xconn(const RxMember *member, char **failure)
+get_xconn(const RxMember *member, char **failure, bool change)
 {
 	Oid			userid = GetUserId();
 	XactConn   *xc = NULL;
@@ -304,7 +304,8 @@ get_xconn(const RxMember *member, char **failure)
 				 errdetail("After this transaction changed the member, the plan fragments of its distributed queries run in the member's transaction, one at a time, and one of them still runs there."),
 				 errhint("Finish that query first, or commit before it.")));
 	end_copy(xc);
-	rx_xact_note_change();
+	if (change)
+		rx_xact_note_change();
 
 	/*
 	 * Lock waits there honour this session's lock_timeout, as they would
@@ -363,7 +364,7 @@ rx_xact_fragment_connection(const RxMember *member)
 		if (xc->in_use && xc->xact_depth > 0 && xc->userid == userid &&
 			strcmp(xc->name, member->name) == 0)
 		{
-			xc = get_xconn(member, NULL);
+			xc = get_xconn(member, NULL, true);
 			xc->fragment = true;
 			return xc->conn;
 		}
@@ -382,13 +383,19 @@ rx_xact_fragment_done(PGconn *conn)
 PGconn *
 rx_xact_connection(const RxMember *member)
 {
-	return get_xconn(member, NULL)->conn;
+	return get_xconn(member, NULL, true)->conn;
+}
+
+PGconn *
+rx_xact_lock_connection(const RxMember *member)
+{
+	return get_xconn(member, NULL, false)->conn;
 }
 
 PGconn *
 rx_xact_connection_try(const RxMember *member, char **failure)
 {
-	XactConn   *xc = get_xconn(member, failure);
+	XactConn   *xc = get_xconn(member, failure, true);
 
 	return xc ? xc->conn : NULL;
 }
@@ -414,7 +421,7 @@ rx_xact_copy_row(const RxMember *member, Oid relid, const char *table_name,
 	{
 		PGresult   *res;
 
-		xc = get_xconn(member, NULL);
+		xc = get_xconn(member, NULL, true);
 		if (!PQsendQuery(xc->conn, copy_command))
 			rx_report_remote_error(ERROR, xc->conn, NULL, xc->name,
 								   "could not start COPY");

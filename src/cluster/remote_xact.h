@@ -29,6 +29,12 @@
 extern PGconn *rx_xact_connection(const RxMember *member);
 
 /*
+ * The same for a statement that changes no rows there (LOCK TABLE): the
+ * transaction's distributed queries go on reading as before.
+ */
+extern PGconn *rx_xact_lock_connection(const RxMember *member);
+
+/*
  * For a plan fragment that must see this transaction's changes on member:
  * the connection when this transaction has a remote transaction open
  * there (at the current subtransaction level, no COPY in progress),

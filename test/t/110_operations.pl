@@ -8,6 +8,8 @@
 #   - lock_timeout applies to a lock wait on another member.
 #   - A lock cycle through two members: one transaction gets "deadlock
 #     detected" within seconds, the other commits.
+#   - LOCK TABLE through one member holds on every member: an INSERT
+#     through another member waits for it.
 #   - A member restarted while a client session is idle: the session's
 #     next distributed query works (its kept connections to that member
 #     are replaced), and gives the same answer as before.
@@ -113,6 +115,24 @@ cmp_ok($took, '<=', 12, "... within a few seconds (took $took s)");
 is($rx->safe_psql(2, "SELECT string_agg((v - id)::text, ',' ORDER BY id) FROM t WHERE id IN ($k[0], $k[1])"),
 	join(',', map { $_ + 10 } split /,/, $v_before),
 	'... and only the winner\'s updates are there, through every member');
+
+# --- LOCK TABLE holds on every member ----------------------------------------------
+my ($lout, $lerr) = ('', '');
+my $locker = $rx->background_psql(0,
+	"BEGIN;\nLOCK TABLE t, loc IN SHARE MODE;\nSELECT 'first', count(*) FROM t;\n"
+	  . "SELECT pg_sleep(3);\nSELECT 'second', count(*) FROM t;\nCOMMIT;\n",
+	\$lout, \$lerr);
+sleep 1;
+my $t1 = time;
+$rx->safe_psql(1, 'INSERT INTO t VALUES (100001, 1), (100002, 2), (100003, 3)');
+my $waited = time - $t1;
+$locker->finish;
+is($lerr, '', 'LOCK TABLE t, loc IN SHARE MODE through member 0: no error');
+my ($c1) = $lout =~ /^first\|(\d+)$/m;
+my ($c2) = $lout =~ /^second\|(\d+)$/m;
+is($c2, $c1, '... the count does not change under the lock');
+cmp_ok($waited, '>=', 1, "... an INSERT through member 1 waited for it ($waited s)");
+is($rx->safe_psql(2, 'SELECT count(*) FROM t WHERE id > 100000'), '3', '... and went in after it');
 
 # --- a member restarted under an idle session -------------------------------------
 my ($sout, $serr) = ('', '');
