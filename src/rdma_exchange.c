@@ -50,6 +50,7 @@ int			rx_fault_duplicate_percent = 0;
 int			rx_fault_reorder_percent = 0;
 int			rx_peer_timeout = 10000;
 bool		rx_consistent_reads = true;
+int			rx_member_idle_timeout = 60000;
 
 static const struct config_enum_entry provider_options[] = {
 	{"auto", RX_PROVIDER_AUTO, false},
@@ -137,6 +138,13 @@ _PG_init(void)
 							 "When off, each member's fragment takes its own snapshot: a query may see a transaction that committed on some members and not yet on others.",
 							 &rx_consistent_reads, true, PGC_USERSET, 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("rdma_exchange.member_idle_timeout",
+							"Time after which a member closes a connection this server keeps there while it is idle.",
+							"0 keeps them open. Sets idle_session_timeout of the member sessions opened afterwards; a closed one is replaced at its next use.",
+							&rx_member_idle_timeout, 60000, 0, INT_MAX,
+							PGC_USERSET, GUC_UNIT_MS,
+							NULL, NULL, NULL);
 
 	DefineCustomEnumVariable("rdma_exchange.fabric_provider",
 							 "libfabric provider of the data plane (auto picks verbs when an RDMA device is present, otherwise udp).",

@@ -373,14 +373,23 @@ rx_connect(const char *host, int port, const char *dbname)
  * gone (client_connection_check_interval): a coordinator that aborts
  * closes the connections of fragments still running, and a cancel that
  * reached a fragment before its query started would be lost otherwise.
+ * The member closes them when they were idle (outside a transaction) for
+ * rdma_exchange.member_idle_timeout, so idle client sessions elsewhere do
+ * not hold its connection slots; the pools here replace a closed one at
+ * its next use.
  */
-#define MEMBER_SESSION_CHECK "-c client_connection_check_interval=1000"
+static char *
+member_session_options(const char *more)
+{
+	return psprintf("-c client_connection_check_interval=1000 -c idle_session_timeout=%d%s%s",
+					rx_member_idle_timeout, more ? " " : "", more ? more : "");
+}
 
 PGconn *
 rx_connect_member(const RxMember *member)
 {
 	return connect_internal(member->host, member->port, NULL,
-							MEMBER_SESSION_CHECK, member->name, NULL);
+							member_session_options(NULL), member->name, NULL);
 }
 
 PGconn *
@@ -389,7 +398,7 @@ rx_connect_session(const RxMember *member, char **failure)
 	PGconn	   *conn;
 
 	conn = connect_internal(member->host, member->port, NULL,
-							MEMBER_SESSION_CHECK " -c rdma_exchange.enable=off -c datestyle=ISO -c intervalstyle=postgres",
+							member_session_options("-c rdma_exchange.enable=off -c datestyle=ISO -c intervalstyle=postgres"),
 							member->name, failure);
 	if (conn != NULL && PQsetnonblocking(conn, 1) != 0)
 	{

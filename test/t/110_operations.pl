@@ -10,6 +10,8 @@
 #     detected" within seconds, the other commits.
 #   - LOCK TABLE through one member holds on every member: an INSERT
 #     through another member waits for it.
+#   - rdma_exchange.member_idle_timeout: a member closes the connections an
+#     idle session keeps there; the session's next query replaces them.
 #   - A member restarted while a client session is idle: the session's
 #     next distributed query works (its kept connections to that member
 #     are replaced), and gives the same answer as before.
@@ -133,6 +135,23 @@ my ($c2) = $lout =~ /^second\|(\d+)$/m;
 is($c2, $c1, '... the count does not change under the lock');
 cmp_ok($waited, '>=', 1, "... an INSERT through member 1 waited for it ($waited s)");
 is($rx->safe_psql(2, 'SELECT count(*) FROM t WHERE id > 100000'), '3', '... and went in after it');
+
+# --- idle member connections are closed, and replaced when needed ---------------------
+my $long_idle = q{SELECT count(*) FROM pg_stat_activity WHERE application_name = 'rdma_exchange'
+	AND state = 'idle' AND state_change < now() - interval '1500 ms'};
+my ($iout, $ierr) = ('', '');
+my $idle = $rx->background_psql(0,
+	"SET rdma_exchange.member_idle_timeout = '500ms';\nSELECT 'first', count(*) FROM t;\n"
+	  . "SELECT pg_sleep(4);\nSELECT 'second', count(*) FROM t;\n",
+	\$iout, \$ierr);
+sleep 3;
+my $kept = $rx->safe_psql(1, $long_idle);
+$idle->finish;
+is($kept, '0', 'member_idle_timeout: member 1 closed the idle connections of a waiting session');
+is($ierr, '', '... and its next distributed query ran');
+my ($i1) = $iout =~ /^first\|(\d+)$/m;
+my ($i2) = $iout =~ /^second\|(\d+)$/m;
+is($i2, $i1, '... with the same answer');
 
 # --- a member restarted under an idle session -------------------------------------
 my ($sout, $serr) = ('', '');
