@@ -285,49 +285,13 @@ static ExecutorEnd_hook_type prev_executor_end = NULL;
 static char *
 holder_result(PGconn *conn, const char *member)
 {
-	PGresult   *res;
+	PGresult   *res = rx_query_result(conn, member);
 	char	   *text = NULL;
-	bool		got = false;
 
-	while ((res = rx_get_result(conn, member)) != NULL)
-	{
-		if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
-		{
-			got = true;
-			if (!PQgetisnull(res, 0, 0))
-				text = MemoryContextStrdup(TopTransactionContext,
-										   PQgetvalue(res, 0, 0));
-			PQclear(res);
-			continue;
-		}
-		if (PQresultStatus(res) != PGRES_COMMAND_OK)
-		{
-			PG_TRY();
-			{
-				rx_report_remote_error(ERROR, conn, res, member,
-									   "could not take the snapshot of a distributed query");
-			}
-			PG_FINALLY();
-			{
-				PQclear(res);
-			}
-			PG_END_TRY();
-		}
-		PQclear(res);
-	}
-	if (!got)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROTOCOL_VIOLATION),
-				 errmsg("member \"%s\" returned no snapshot", member)));
+	if (PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
+		text = MemoryContextStrdup(TopTransactionContext, PQgetvalue(res, 0, 0));
+	PQclear(res);
 	return text;
-}
-
-static void
-send_or_fail(PGconn *conn, const char *member, const char *sql)
-{
-	if (!PQsendQuery(conn, sql))
-		rx_report_remote_error(ERROR, conn, NULL, member,
-							   "could not ask for the snapshot of a distributed query");
 }
 
 static void
@@ -350,7 +314,7 @@ round_at_once(ClusterSnapshot *cs, RxMember *members, int self)
 
 	for (int m = 0; m < cs->nmembers; m++)
 		if (m != self)
-			send_or_fail(cs->holder[m], members[m].name,
+			rx_send_query(cs->holder[m], members[m].name,
 						 HOLDER_BEGIN "SELECT rdma_exchange.take_snapshot(false)");
 	if (barrier_share(false))
 		take_local(cs, self);
@@ -388,7 +352,7 @@ round_in_order(ClusterSnapshot *cs, RxMember *members, int self)
 			take_local(cs, self);
 			continue;
 		}
-		send_or_fail(cs->holder[m], members[m].name,
+		rx_send_query(cs->holder[m], members[m].name,
 					 HOLDER_BEGIN "SELECT rdma_exchange.take_snapshot(true)");
 		cs->text[m] = holder_result(cs->holder[m], members[m].name);
 		if (cs->text[m] == NULL)
@@ -427,7 +391,7 @@ cluster_snapshot_take(EState *owner)
 	for (int m = 0; m < nmembers; m++)
 		if (m != self)
 		{
-			send_or_fail(cs->holder[m], members[m].name,
+			rx_send_query(cs->holder[m], members[m].name,
 						 "SELECT rdma_exchange.release_barrier()");
 			cs->release_sent[m] = true;
 		}
@@ -533,14 +497,13 @@ snapshot_xact_callback(XactEvent event, void *arg)
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
-			/* the pool closes the holders; the snapshots go with the owner */
-			snapshots = NULL;
-			share_held = false;
-			held_snapshot = NULL;
-			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PREPARE:
+			/*
+			 * Ended at pre-commit, or at abort by the pool (it closes busy
+			 * holders) and the transaction (locks, snapshots, memory)
+			 */
 			snapshots = NULL;
 			share_held = false;
 			held_snapshot = NULL;

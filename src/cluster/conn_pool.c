@@ -120,17 +120,8 @@ rx_pool_get(const RxMember *member)
 		if (!pool[i].busy && pool[i].userid == userid &&
 			strcmp(pool[i].member, member->name) == 0)
 		{
-			/*
-			 * Gone bad while idle (the member restarted, its backend was
-			 * terminated): reading what is pending marks it bad without
-			 * an error, and a new connection replaces it.  Twice: the
-			 * first read may return the member's farewell message, the
-			 * second the end of file.
-			 */
-			if (!pool_settle(&pool[i]) ||
-				!PQconsumeInput(pool[i].conn) || !PQconsumeInput(pool[i].conn) ||
-				PQstatus(pool[i].conn) != CONNECTION_OK ||
-				PQtransactionStatus(pool[i].conn) != PQTRANS_IDLE)
+			/* gone bad while idle: a new connection replaces it */
+			if (!pool_settle(&pool[i]) || !rx_idle_connection_ok(pool[i].conn))
 			{
 				pool_drop(i);
 				i--;

@@ -432,9 +432,7 @@ classify_vacuum(VacuumStmt *stmt, DdlInfo *info)
 
 		if (!is_distributed(relid))
 			continue;
-		appendStringInfo(&sql, "%s%s", sep,
-						 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-													get_rel_name(relid)));
+		appendStringInfo(&sql, "%s%s", sep, rx_qualified_relname(relid));
 		foreach(col, vrel->va_cols)
 			appendStringInfo(&sql, "%s%s", col == list_head(vrel->va_cols) ? " (" : ", ",
 							 quote_identifier(strVal(lfirst(col))));
@@ -475,8 +473,7 @@ classify_lock(LockStmt *stmt, DdlInfo *info)
 		if (!is_distributed(relid))
 			continue;
 		appendStringInfo(&sql, "%s%s%s", sep, rv->inh ? "" : "ONLY ",
-						 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-													get_rel_name(relid)));
+						 rx_qualified_relname(relid));
 		sep = ", ";
 	}
 	if (sql.len == 0)

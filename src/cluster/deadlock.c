@@ -327,9 +327,7 @@ rx_deadlock_detect(void)
 		char	 ***rows;
 		int			n;
 
-		if (detector_conns[m] == NULL ||
-			PQstatus(detector_conns[m]) != CONNECTION_OK ||
-			!PQconsumeInput(detector_conns[m]))
+		if (detector_conns[m] == NULL || !rx_idle_connection_ok(detector_conns[m]))
 		{
 			if (detector_conns[m] != NULL)
 				rx_disconnect(detector_conns[m]);

@@ -214,13 +214,6 @@ scan_fragment(Plan *plan, FragmentScan *fs)
 	scan_fragment(plan->righttree, fs);
 }
 
-static char *
-qualified_relname(Oid relid)
-{
-	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-									  get_rel_name(relid));
-}
-
 /* range table as the members see it: only the fragment's relations */
 static List *
 fragment_rtable(List *rtable, Bitmapset *rtis, RxFragmentMsg *msg)
@@ -239,7 +232,7 @@ fragment_rtable(List *rtable, Bitmapset *rtis, RxFragmentMsg *msg)
 		rti++;
 		if (rte->rtekind == RTE_RELATION && bms_is_member(rti, rtis))
 		{
-			relname = qualified_relname(rte->relid);
+			relname = rx_qualified_relname(rte->relid);
 			if (OidIsValid(rte->checkAsUser))
 				rolename = GetUserNameFromId(rte->checkAsUser, false);
 			colnames = rx_column_names(rte->relid);
@@ -393,7 +386,7 @@ build_message(RxDispatch *d, RxReceiveState *r, uint64 query_id, uint64 token,
 		msg.index_oids = lappend(msg.index_oids,
 								 makeString(psprintf("%u", lfirst_oid(lc))));
 		msg.index_names = lappend(msg.index_names,
-								  makeString(qualified_relname(lfirst_oid(lc))));
+								  makeString(rx_qualified_relname(lfirst_oid(lc))));
 	}
 	fragment_params(r, fragment, estate, &msg);
 	extern_params(estate, &msg);

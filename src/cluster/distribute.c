@@ -310,8 +310,7 @@ record_distribution(Oid relid, RxDistMethod method, const char *column)
 
 	if (!pg_class_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
-	qualified = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-										   get_rel_name(relid));
+	qualified = rx_qualified_relname(relid);
 	(void) rx_catalog_spi(psprintf("INSERT INTO rdma_exchange.dist_table (relid, method, dist_column)"
 								   " VALUES (%u, '%c', %s) RETURNING relid",
 								   relid, (char) method,

@@ -333,6 +333,13 @@ rx_self_member_index(void)
  * ---------------------------------------------------------------------
  */
 
+char *
+rx_qualified_relname(Oid relid)
+{
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									  get_rel_name(relid));
+}
+
 static void
 build_dist_cache(void)
 {

@@ -68,6 +68,9 @@ extern Oid	rx_dist_catalog_relid_cached(void);
 /* name of the distribution column of a hash-distributed table, else NULL */
 extern const char *rx_table_dist_column(Oid relid);
 
+/* schema.name of a relation, quoted for SQL */
+extern char *rx_qualified_relname(Oid relid);
+
 /*
  * Member sessions.  Every libpq connection that one member opens to
  * another (remote.c) sets application_name to RX_APPLICATION_NAME; the

@@ -523,8 +523,22 @@ rx_get_result(PGconn *conn, const char *member_name)
  * ---------------------------------------------------------------------
  */
 
-static void
-send_query(PGconn *conn, const char *member_name, const char *sql)
+/*
+ * A connection kept idle between uses may have gone bad meanwhile (the
+ * member restarted, its backend was terminated or timed out): reading
+ * what is pending marks it bad without an error.  Twice: the first read
+ * may return the member's farewell message, the second the end of file.
+ */
+bool
+rx_idle_connection_ok(PGconn *conn)
+{
+	return PQconsumeInput(conn) && PQconsumeInput(conn) &&
+		PQstatus(conn) == CONNECTION_OK &&
+		PQtransactionStatus(conn) == PQTRANS_IDLE;
+}
+
+void
+rx_send_query(PGconn *conn, const char *member_name, const char *sql)
 {
 	if (!PQsendQuery(conn, sql))
 		rx_report_remote_error(ERROR, conn, NULL, member_name,
@@ -555,7 +569,7 @@ rx_exec_command(PGconn *conn, const char *member_name, const char *sql)
 {
 	PGresult   *res;
 
-	send_query(conn, member_name, sql);
+	rx_send_query(conn, member_name, sql);
 	while ((res = rx_get_result(conn, member_name)) != NULL)
 	{
 		raise_if_failed(conn, res, member_name);
@@ -566,10 +580,16 @@ rx_exec_command(PGconn *conn, const char *member_name, const char *sql)
 PGresult *
 rx_exec_query(PGconn *conn, const char *member_name, const char *sql)
 {
+	rx_send_query(conn, member_name, sql);
+	return rx_query_result(conn, member_name);
+}
+
+PGresult *
+rx_query_result(PGconn *conn, const char *member_name)
+{
 	PGresult   *res;
 	PGresult   *volatile last = NULL;
 
-	send_query(conn, member_name, sql);
 	PG_TRY();
 	{
 		while ((res = rx_get_result(conn, member_name)) != NULL)

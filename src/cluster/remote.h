@@ -41,6 +41,17 @@ extern PGresult *rx_exec_query(PGconn *conn, const char *member_name,
 extern char ***rx_query_strings(PGconn *conn, const char *member_name,
 								const char *sql, int *nrows);
 
+/*
+ * The two halves of rx_exec_query(), to send to several members before
+ * waiting for any: send (errors name the member), then the last result
+ * with rows (every failed result raised, no result with rows an error)
+ */
+extern void rx_send_query(PGconn *conn, const char *member_name, const char *sql);
+extern PGresult *rx_query_result(PGconn *conn, const char *member_name);
+
+/* an idle kept connection still usable (see remote.c) */
+extern bool rx_idle_connection_ok(PGconn *conn);
+
 /* raise elevel with the remote error of res (or of conn) naming the member */
 extern void rx_report_remote_error(int elevel, PGconn *conn, PGresult *res,
 								   const char *member_name,

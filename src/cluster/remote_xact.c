@@ -246,16 +246,8 @@ get_xconn(const RxMember *member, char **failure, bool change)
 		}
 	}
 
-	/*
-	 * Went bad between transactions (e.g. the member restarted): reading
-	 * what is pending marks the connection bad without an error.  Twice:
-	 * the first read may return the member's farewell message, the second
-	 * the end of file.
-	 */
-	if (xc != NULL && xc->xact_depth == 0 &&
-		(!PQconsumeInput(xc->conn) || !PQconsumeInput(xc->conn) ||
-		 PQstatus(xc->conn) != CONNECTION_OK ||
-		 PQtransactionStatus(xc->conn) != PQTRANS_IDLE))
+	/* went bad between transactions (e.g. the member restarted) */
+	if (xc != NULL && xc->xact_depth == 0 && !rx_idle_connection_ok(xc->conn))
 	{
 		forget(xc);
 		freeslot = xc;
