@@ -2,6 +2,11 @@
 
 \echo Use "CREATE EXTENSION rdma_exchange" to load this file. \quit
 
+-- The schema belongs to the extension (the control file names pg_catalog
+-- as the extension's schema): pg_dump then dumps neither the schema nor
+-- anything in it but the distribution catalog's rows (restore.c).
+CREATE SCHEMA rdma_exchange;
+
 -- ===== cluster metadata (src/cluster/) =====
 
 -- The catalog, identical on every member: changes are made on one member
@@ -23,10 +28,15 @@ CREATE TABLE rdma_exchange.dist_table (
 	relid regclass PRIMARY KEY,
 	method "char" NOT NULL CHECK (method IN ('h', 'r')),	-- hash, reference
 	dist_column name,
+	-- the number of members the table's sequences were interleaved over
+	-- (sequences.c): a restore takes it out of the dumped increments
+	seq_stride int NOT NULL DEFAULT 1 CHECK (seq_stride > 0),
 	CHECK ((method = 'h') = (dist_column IS NOT NULL))
 );
 
-SELECT pg_catalog.pg_extension_config_dump('rdma_exchange.node', '');
+-- pg_dump dumps the distributions, not the members (a dump is restored
+-- into another cluster): restore.c turns the restored rows into pending
+-- distributions, which finish_restore() carries out.
 SELECT pg_catalog.pg_extension_config_dump('rdma_exchange.dist_table', '');
 
 CREATE FUNCTION rdma_exchange.catalog_changed()
@@ -40,6 +50,62 @@ CREATE TRIGGER catalog_changed
 CREATE TRIGGER catalog_changed
 	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON rdma_exchange.dist_table
 	FOR EACH STATEMENT EXECUTE FUNCTION rdma_exchange.catalog_changed();
+
+-- Internal: a writer of a reference table waits here, on the first member,
+-- for its turn (src/cluster/ref_order.c).  PUBLIC: any role that may write
+-- the table runs it; holding it only makes other writers wait.
+CREATE FUNCTION rdma_exchange.order_reference_write(qualified_name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'rx_order_reference_write_sql'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+GRANT EXECUTE ON FUNCTION rdma_exchange.order_reference_write(text) TO PUBLIC;
+
+-- ===== backup and restore (src/cluster/restore.c) =====
+
+-- Distributions restored from a dump: rows written into dist_table by
+-- anything but the extension itself (psql or pg_restore running a dump)
+-- land here instead, and finish_restore() distributes those tables, then
+-- forgets them.  Not dumped.
+CREATE TABLE rdma_exchange.pending_distribution (
+	relid regclass PRIMARY KEY,
+	method "char" NOT NULL CHECK (method IN ('h', 'r')),
+	dist_column name,
+	seq_stride int NOT NULL DEFAULT 1 CHECK (seq_stride > 0),
+	CHECK ((method = 'h') = (dist_column IS NOT NULL))
+);
+
+CREATE FUNCTION rdma_exchange.restore_distribution()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'rx_restore_distribution'
+LANGUAGE C;
+
+CREATE TRIGGER restore_distribution
+	BEFORE INSERT ON rdma_exchange.dist_table
+	FOR EACH ROW EXECUTE FUNCTION rdma_exchange.restore_distribution();
+
+-- Distributes every table of pending_distribution as it was when it was
+-- dumped: reference tables first, then distributed ones; each table's rows
+-- move from this member to their owners.  Run once after a restore, on
+-- the member the dump was restored through.
+CREATE FUNCTION rdma_exchange.finish_restore(
+	OUT table_name regclass, OUT distribution text, OUT rows_moved bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'rx_finish_restore'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- Internal: drops the routing triggers of a table (remove_node).
+CREATE FUNCTION rdma_exchange.drop_routing_triggers(rel regclass)
+RETURNS void
+AS 'MODULE_PATHNAME', 'rx_drop_routing_triggers'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+REVOKE ALL ON rdma_exchange.pending_distribution FROM PUBLIC;
+GRANT SELECT ON rdma_exchange.pending_distribution TO PUBLIC;
+REVOKE ALL ON FUNCTION
+	rdma_exchange.restore_distribution(),
+	rdma_exchange.finish_restore(),
+	rdma_exchange.drop_routing_triggers(regclass)
+FROM PUBLIC;
 
 -- The members as everyone may see them.  member_index is the position in
 -- node_id order: what rows are hashed to and what EXPLAIN and errors call
@@ -124,7 +190,7 @@ LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 -- Internal: records a table's distribution in this member's catalog and
 -- installs the DML triggers; for the table's owner only (every member runs
 -- it for create_distributed_table() and create_reference_table()).
-CREATE FUNCTION rdma_exchange.record_distribution(rel regclass, method "char", dist_column name)
+CREATE FUNCTION rdma_exchange.record_distribution(rel regclass, method "char", dist_column name, seq_stride int)
 RETURNS void
 AS 'MODULE_PATHNAME', 'rx_record_distribution'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -187,7 +253,7 @@ FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION
 	rdma_exchange.create_distributed_table(regclass, name),
 	rdma_exchange.create_reference_table(regclass),
-	rdma_exchange.record_distribution(regclass, "char", name)
+	rdma_exchange.record_distribution(regclass, "char", name, int)
 TO PUBLIC;
 
 -- ===== two-phase commit (src/cluster/two_phase.c) =====

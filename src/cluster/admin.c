@@ -260,33 +260,13 @@ replace_nodes_sql(const RxMember *list, int n)
 
 /*
  * The commands that make a member leave the cluster: its tables become
- * ordinary local tables (triggers dropped) and its catalog is emptied.
- * tables are the qualified names of its distributed and reference tables.
+ * ordinary local tables (routing triggers dropped) and its catalog is
+ * emptied.
  */
-static char *
-leave_cluster_sql(char ***tables, int ntables)
-{
-	StringInfoData sql;
-	static const char *const triggers[] = {
-		RX_TRIGGER_ROUTE, RX_TRIGGER_FLUSH, RX_TRIGGER_CHANGE, RX_TRIGGER_TRUNCATE
-	};
-
-	initStringInfo(&sql);
-	for (int i = 0; i < ntables; i++)
-		for (int t = 0; t < lengthof(triggers); t++)
-			appendStringInfo(&sql, "DROP TRIGGER IF EXISTS %s ON %s;\n",
-							 triggers[t], tables[i][0]);
-	appendStringInfoString(&sql,
-						   "DELETE FROM rdma_exchange.dist_table;\n"
-						   "DELETE FROM rdma_exchange.node;\n");
-	return sql.data;
-}
-
-static const char *const dist_tables_sql =
-"SELECT pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(c.relname)"
-" FROM rdma_exchange.dist_table d"
-" JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) d.relid"
-" JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace";
+static const char *const leave_cluster_sql =
+"SELECT rdma_exchange.drop_routing_triggers(relid) FROM rdma_exchange.dist_table;\n"
+"DELETE FROM rdma_exchange.dist_table;\n"
+"DELETE FROM rdma_exchange.node;\n";
 
 static void
 refuse_with_hash_tables(const char *action)
@@ -547,12 +527,7 @@ rx_remove_node(PG_FUNCTION_ARGS)
 	}
 
 	if (idx == self)
-	{
-		int			ntables;
-		char	 ***tables = rx_spi_strings(dist_tables_sql, &ntables);
-
-		rx_spi_exec(leave_cluster_sql(tables, ntables));
-	}
+		rx_spi_exec(leave_cluster_sql);
 	else
 	{
 		rx_spi_exec(sql);
@@ -568,14 +543,7 @@ rx_remove_node(PG_FUNCTION_ARGS)
 					 errhint("Its rdma_exchange.node and rdma_exchange.dist_table still describe the cluster; when it is back, run rdma_exchange.remove_node('%s', %d) on it.",
 							 host, port)));
 		else
-		{
-			int			ntables;
-			char	 ***tables = rx_query_strings(conn, members[idx].name,
-												  dist_tables_sql, &ntables);
-
-			rx_exec_command(conn, members[idx].name,
-							leave_cluster_sql(tables, ntables));
-		}
+			rx_exec_command(conn, members[idx].name, leave_cluster_sql);
 	}
 	CommandCounterIncrement();
 	rx_admin_end(nest);

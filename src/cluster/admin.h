@@ -37,7 +37,11 @@ extern void rx_replicate_reference_tables(const RxMember *target,
 										  const RxMember *members,
 										  int nmembers);
 
-/* distribute.c: the CREATE TRIGGER commands for a distributed table */
-extern char *rx_trigger_ddl(const char *qualified, RxDistMethod method);
+/* distribute.c: distribute a local table; returns the rows it sent away */
+extern uint64 rx_distribute_table(Oid relid, RxDistMethod method,
+								  const char *column);
+
+/* distribute.c: true while the extension itself writes dist_table */
+extern bool rx_recording_distribution;
 
 #endif							/* RX_ADMIN_H */

@@ -22,6 +22,7 @@
 #include "executor/executor.h"
 #include "executor/instrument.h"
 #include "executor/nodeSubplan.h"
+#include "mb/pg_wchar.h"
 #include "nodes/makefuncs.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
@@ -342,6 +343,27 @@ extern_params(EState *estate, RxFragmentMsg *msg)
 	}
 }
 
+/*
+ * The coordinator's statement as pg_stat_statements shows it (its part of
+ * a multi-statement string), clipped to the size pg_stat_activity keeps
+ * by default.
+ */
+static char *
+statement_text(EState *estate, PlannedStmt *top)
+{
+	const char *src = estate->es_sourceText;
+	int			loc = top->stmt_location;
+	int			len = top->stmt_len;
+
+	if (src == NULL)
+		return "";
+	if (loc < 0 || loc > (int) strlen(src))
+		loc = len = 0;
+	if (len <= 0)
+		len = strlen(src + loc);
+	return pnstrdup(src + loc, pg_mbcliplen(src + loc, len, Min(len, 1024)));
+}
+
 static char *
 build_message(RxDispatch *d, RxReceiveState *r, uint64 query_id, uint64 token,
 			  int self, int gather_design, List *snapshots)
@@ -379,7 +401,9 @@ build_message(RxDispatch *d, RxReceiveState *r, uint64 query_id, uint64 token,
 		stmt->subplans = lappend(stmt->subplans, NULL);
 	stmt->paramExecTypes = top->paramExecTypes;
 	stmt->stmt_location = -1;
+	stmt->queryId = top->queryId;
 	msg.stmt = stmt;
+	msg.query_text = statement_text(estate, top);
 
 	foreach(lc, fs.index_oids)
 	{

@@ -25,21 +25,28 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "catalog/dependency.h"
+#include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
+#include "catalog/pg_trigger.h"
 #include "commands/event_trigger.h"
+#include "commands/trigger.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -54,6 +61,7 @@
 #include "cluster/metadata.h"
 #include "cluster/remote.h"
 #include "cluster/remote_xact.h"
+#include "cluster/restore.h"
 #include "cluster/rowcopy.h"
 #include "cluster/sequences.h"
 
@@ -61,6 +69,7 @@ PG_FUNCTION_INFO_V1(rx_create_distributed_table);
 PG_FUNCTION_INFO_V1(rx_create_reference_table);
 PG_FUNCTION_INFO_V1(rx_drop_cleanup);
 PG_FUNCTION_INFO_V1(rx_record_distribution);
+PG_FUNCTION_INFO_V1(rx_drop_routing_triggers);
 PG_FUNCTION_INFO_V1(rx_member_index_of);
 
 /* what other members need to know of a local table */
@@ -267,34 +276,92 @@ build_signature(TableDef *td)
 	}
 }
 
-char *
-rx_trigger_ddl(const char *qualified, RxDistMethod method)
+/*
+ * The routing triggers (dml.c) are internal triggers, as those of foreign
+ * keys are: pg_dump leaves them out (a restored table gets them when it is
+ * distributed again, restore.c), psql's \d does not list them, and only a
+ * superuser may disable one.  PostgreSQL appends the trigger's OID to an
+ * internal trigger's name; the prefix keeps them last in firing order.
+ */
+static void
+create_trigger(Oid relid, const char *name, const char *function,
+			   int16 timing, int16 events, bool row)
 {
-	StringInfoData sql;
+	CreateTrigStmt *stmt = makeNode(CreateTrigStmt);
 
-	initStringInfo(&sql);
-	appendStringInfo(&sql,
-					 "CREATE TRIGGER %s BEFORE INSERT ON %s FOR EACH ROW EXECUTE FUNCTION rdma_exchange.route_row();\n"
-					 "CREATE TRIGGER %s AFTER INSERT ON %s FOR EACH STATEMENT EXECUTE FUNCTION rdma_exchange.flush_rows();\n"
-					 "CREATE TRIGGER %s BEFORE TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION rdma_exchange.forward_truncate();\n",
-					 RX_TRIGGER_ROUTE, qualified,
-					 RX_TRIGGER_FLUSH, qualified,
-					 RX_TRIGGER_TRUNCATE, qualified);
+	stmt->trigname = (char *) name;
+	stmt->relation = makeRangeVar(get_namespace_name(get_rel_namespace(relid)),
+								  get_rel_name(relid), -1);
+	stmt->funcname = list_make2(makeString(RX_SCHEMA_NAME), makeString((char *) function));
+	stmt->row = row;
+	stmt->timing = timing;
+	stmt->events = events;
+	(void) CreateTrigger(stmt, NULL, relid, InvalidOid, InvalidOid, InvalidOid,
+						 InvalidOid, InvalidOid, NULL, true, false);
+}
+
+static void
+create_routing_triggers(Oid relid, RxDistMethod method)
+{
+	create_trigger(relid, RX_TRIGGER_ROUTE, "route_row",
+				   TRIGGER_TYPE_BEFORE, TRIGGER_TYPE_INSERT, true);
+	create_trigger(relid, RX_TRIGGER_FLUSH, "flush_rows",
+				   TRIGGER_TYPE_AFTER, TRIGGER_TYPE_INSERT, false);
+	create_trigger(relid, RX_TRIGGER_TRUNCATE, "forward_truncate",
+				   TRIGGER_TYPE_BEFORE, TRIGGER_TYPE_TRUNCATE, false);
 	if (method == RX_DIST_REFERENCE)
-		appendStringInfo(&sql,
-						 "CREATE TRIGGER %s BEFORE UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION rdma_exchange.forward_change();\n",
-						 RX_TRIGGER_CHANGE, qualified);
-	return sql.data;
+		create_trigger(relid, RX_TRIGGER_CHANGE, "forward_change",
+					   TRIGGER_TYPE_BEFORE, TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE, true);
+	CommandCounterIncrement();
+}
+
+/* rdma_exchange.drop_routing_triggers(rel), internal: a member leaves */
+Datum
+rx_drop_routing_triggers(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	Relation	tgrel = table_open(TriggerRelationId, RowExclusiveLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	List	   *doomed = NIL;
+	ListCell   *lc;
+
+	ScanKeyInit(&key, Anum_pg_trigger_tgrelid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(relid));
+	scan = systable_beginscan(tgrel, TriggerRelidNameIndexId, true, NULL, 1, &key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Form_pg_trigger t = (Form_pg_trigger) GETSTRUCT(tup);
+
+		if (t->tgisinternal &&
+			strncmp(NameStr(t->tgname), RX_TRIGGER_PREFIX, strlen(RX_TRIGGER_PREFIX)) == 0)
+			doomed = lappend_oid(doomed, t->oid);
+	}
+	systable_endscan(scan);
+	table_close(tgrel, RowExclusiveLock);
+
+	foreach(lc, doomed)
+	{
+		ObjectAddress obj;
+
+		ObjectAddressSet(obj, TriggerRelationId, lfirst_oid(lc));
+		performDeletion(&obj, DROP_RESTRICT, PERFORM_DELETION_INTERNAL);
+	}
+	PG_RETURN_VOID();
 }
 
 /* what each member runs to record the distribution (record_distribution) */
 static char *
-record_sql(TableDef *td, RxDistMethod method, const char *column)
+record_sql(TableDef *td, RxDistMethod method, const char *column, int stride)
 {
-	return psprintf("SELECT rdma_exchange.record_distribution(%s::pg_catalog.regclass, '%c', %s)",
+	return psprintf("SELECT rdma_exchange.record_distribution(%s::pg_catalog.regclass, '%c', %s, %d)",
 					quote_literal_cstr(td->qualified), (char) method,
-					column ? quote_literal_cstr(column) : "NULL");
+					column ? quote_literal_cstr(column) : "NULL", stride);
 }
+
+/* set while the extension writes dist_table (restore.c tells dumps apart) */
+bool		rx_recording_distribution = false;
 
 /*
  * Record a table's distribution in this member's catalog and give it the
@@ -303,22 +370,31 @@ record_sql(TableDef *td, RxDistMethod method, const char *column)
  * its table, and only its own.
  */
 static void
-record_distribution(Oid relid, RxDistMethod method, const char *column)
+record_distribution(Oid relid, RxDistMethod method, const char *column,
+					int stride)
 {
-	char	   *qualified;
 	int			n;
 
 	if (!pg_class_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
-	qualified = rx_qualified_relname(relid);
-	(void) rx_catalog_spi(psprintf("INSERT INTO rdma_exchange.dist_table (relid, method, dist_column)"
-								   " VALUES (%u, '%c', %s) RETURNING relid",
-								   relid, (char) method,
-								   column ? quote_literal_cstr(column) : "NULL"), &n);
-	rx_catalog_exec(rx_trigger_ddl(qualified, method));
+	rx_recording_distribution = true;
+	PG_TRY();
+	{
+		(void) rx_catalog_spi(psprintf("INSERT INTO rdma_exchange.dist_table (relid, method, dist_column, seq_stride)"
+									   " VALUES (%u, '%c', %s, %d) RETURNING relid",
+									   relid, (char) method,
+									   column ? quote_literal_cstr(column) : "NULL",
+									   stride), &n);
+	}
+	PG_FINALLY();
+	{
+		rx_recording_distribution = false;
+	}
+	PG_END_TRY();
+	create_routing_triggers(relid, method);
 }
 
-/* rdma_exchange.record_distribution(rel, method, dist_column), internal */
+/* rdma_exchange.record_distribution(rel, method, dist_column, seq_stride), internal */
 Datum
 rx_record_distribution(PG_FUNCTION_ARGS)
 {
@@ -331,7 +407,8 @@ rx_record_distribution(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown distribution method \"%c\"", method)));
 	record_distribution(relid, (RxDistMethod) method,
-						PG_ARGISNULL(2) ? NULL : NameStr(*PG_GETARG_NAME(2)));
+						PG_ARGISNULL(2) ? NULL : NameStr(*PG_GETARG_NAME(2)),
+						PG_ARGISNULL(3) ? 1 : PG_GETARG_INT32(3));
 	rx_admin_end(nest);
 	PG_RETURN_VOID();
 }
@@ -343,7 +420,8 @@ rx_record_distribution(PG_FUNCTION_ARGS)
 
 static void
 setup_on_member(TableDef *td, const RxMember *m, const RxMember *members,
-				int nmembers, RxDistMethod method, const char *column)
+				int nmembers, RxDistMethod method, const char *column,
+				int stride)
 {
 	PGconn	   *conn = rx_xact_connection(m);
 	char	 ***rows;
@@ -415,7 +493,7 @@ setup_on_member(TableDef *td, const RxMember *m, const RxMember *members,
 					 errdetail("Only the rows of the calling member are distributed; rows stored on other members are not moved."),
 					 errhint("Move those rows into the table on this member, or empty it there, then retry.")));
 	}
-	rx_exec_command(conn, m->name, record_sql(td, method, column));
+	rx_exec_command(conn, m->name, record_sql(td, method, column, stride));
 }
 
 /* ---------------------------------------------------------------------
@@ -671,20 +749,27 @@ check_constraints(Relation rel, RxDistMethod method, AttrNumber distcol)
 				 errhint("Make the referenced table a reference table first, or drop the foreign key.")));
 	}
 
-	/* foreign keys of other tables that reference this one */
+	/*
+	 * Foreign keys of other tables that reference this one; finish_restore()
+	 * distributes the referencing tables it restored right after this one.
+	 */
 	rows = rx_spi_strings(psprintf("SELECT pg_catalog.quote_ident(conname),"
-								   " conrelid::pg_catalog.regclass::pg_catalog.text"
+								   " conrelid::pg_catalog.regclass::pg_catalog.text, conrelid"
 								   " FROM pg_catalog.pg_constraint"
 								   " WHERE confrelid OPERATOR(pg_catalog.=) %u"
 								   " AND conrelid OPERATOR(pg_catalog.<>) %u"
 								   " AND contype OPERATOR(pg_catalog.=) 'f'", relid, relid), &n);
-	if (n > 0)
+	for (int i = 0; i < n; i++)
+	{
+		if (rx_restore_pending_method((Oid) strtoul(rows[i][2], NULL, 10)) != RX_DIST_NONE)
+			continue;
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("table \"%s\" is referenced by foreign key %s of table %s",
-						relname, rows[0][0], rows[0][1]),
+						relname, rows[i][0], rows[i][1]),
 				 errdetail("A table that is not distributed cannot check its rows against a table spread over the members."),
 				 errhint("Drop the foreign key, distribute this table first and then the referencing one, or make it a reference table first.")));
+	}
 }
 
 static void
@@ -718,8 +803,13 @@ describe_table(Relation rel)
 	return td;
 }
 
-static void
-distribute_table(Oid relid, RxDistMethod method, const char *column)
+/*
+ * Distribute a local table (create_distributed_table(),
+ * create_reference_table(), finish_restore()); returns the rows sent to
+ * other members.
+ */
+uint64
+rx_distribute_table(Oid relid, RxDistMethod method, const char *column)
 {
 	int			nest = rx_admin_begin();
 	Relation	rel;
@@ -748,11 +838,12 @@ distribute_table(Oid relid, RxDistMethod method, const char *column)
 	for (int m = 0; m < nmembers; m++)
 		if (m != self)
 		{
-			setup_on_member(td, &members[m], members, nmembers, method, column);
+			setup_on_member(td, &members[m], members, nmembers, method, column,
+							nmembers);
 			others[nothers++] = members[m];
 		}
 
-	record_distribution(relid, method, column);
+	record_distribution(relid, method, column, nmembers);
 	rx_interleave_sequences(relid, members, nmembers, self);
 	CommandCounterIncrement();
 
@@ -771,6 +862,7 @@ distribute_table(Oid relid, RxDistMethod method, const char *column)
 
 	table_close(rel, NoLock);
 	rx_admin_end(nest);
+	return sent;
 }
 
 Datum
@@ -779,7 +871,7 @@ rx_create_distributed_table(PG_FUNCTION_ARGS)
 	Oid			relid = PG_GETARG_OID(0);
 	Name		column = PG_GETARG_NAME(1);
 
-	distribute_table(relid, RX_DIST_HASH, NameStr(*column));
+	(void) rx_distribute_table(relid, RX_DIST_HASH, NameStr(*column));
 	PG_RETURN_VOID();
 }
 
@@ -788,7 +880,7 @@ rx_create_reference_table(PG_FUNCTION_ARGS)
 {
 	Oid			relid = PG_GETARG_OID(0);
 
-	distribute_table(relid, RX_DIST_REFERENCE, NULL);
+	(void) rx_distribute_table(relid, RX_DIST_REFERENCE, NULL);
 	PG_RETURN_VOID();
 }
 
@@ -815,7 +907,8 @@ rx_replicate_reference_tables(const RxMember *target, const RxMember *members,
 		Relation	rel = table_open(relid, ExclusiveLock);
 		TableDef   *td = describe_table(rel);
 
-		setup_on_member(td, target, members, nmembers, RX_DIST_REFERENCE, NULL);
+		/* its sequences stay as they are there (README) */
+		setup_on_member(td, target, members, nmembers, RX_DIST_REFERENCE, NULL, 1);
 		(void) send_rows(rel, RX_DIST_REFERENCE, members, nmembers, self,
 						 target, 1);
 		table_close(rel, NoLock);

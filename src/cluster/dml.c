@@ -42,6 +42,8 @@
  *	  by its primary key, one statement per row and member, checking that
  *	  exactly one row matched there.  A reference table without a primary
  *	  key refuses UPDATE and DELETE.  MERGE is refused.
+ *	- Every write first waits for the table's write order on the first
+ *	  member (ref_order.c), so concurrent writes cannot deadlock.
  *	- TRUNCATE: forwarded to every member.
  *
  * Defaults (serial, identity, now()) are evaluated on the member that
@@ -90,6 +92,7 @@
 #include "cluster/dml.h"
 #include "cluster/hashing.h"
 #include "cluster/metadata.h"
+#include "cluster/ref_order.h"
 #include "cluster/remote.h"
 #include "cluster/remote_xact.h"
 #include "cluster/rowcopy.h"
@@ -442,6 +445,7 @@ rx_route_row(PG_FUNCTION_ARGS)
 	/* reference table: here and on every other member */
 	if (rx_in_member_session())
 		return PointerGetDatum(tuple);
+	rx_order_reference_write(RelationGetRelid(rel));	/* COPY FROM */
 	for (int m = 0; m < rs->nmembers; m++)
 		if (m != rs->self)
 			forward_row(rs, &rs->members[m], tuple, desc);
@@ -774,6 +778,23 @@ rx_dml_executor_run(QueryDesc *queryDesc, ScanDirection direction,
 	if ((queryDesc->operation == CMD_UPDATE || queryDesc->operation == CMD_DELETE) &&
 		!rx_in_member_session() && rx_extension_loaded())
 		forward = rx_dml_forward_begin(queryDesc->plannedstmt, queryDesc->params);
+
+	/* writes to reference tables queue on the first member (ref_order.c) */
+	if (queryDesc->plannedstmt->resultRelations != NIL &&
+		!rx_in_member_session() && rx_extension_loaded())
+	{
+		ListCell   *lc;
+
+		foreach(lc, queryDesc->plannedstmt->resultRelations)
+		{
+			RangeTblEntry *rte = rt_fetch(lfirst_int(lc), queryDesc->plannedstmt->rtable);
+			RxTableDist dist;
+
+			rx_table_distribution(rte->relid, &dist);
+			if (dist.method == RX_DIST_REFERENCE)
+				rx_order_reference_write(rte->relid);
+		}
+	}
 	if (forward != NULL)
 		before = rx_dml_forward_run(forward, true);
 

@@ -19,6 +19,7 @@
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
@@ -30,10 +31,13 @@
 #include "nodes/params.h"
 #include "storage/lmgr.h"
 #include "tcop/dest.h"
+#include "tcop/pquery.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/backend_status.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/regproc.h"
 #include "utils/snapmgr.h"
 #include "utils/varlena.h"
@@ -322,6 +326,42 @@ rx_execute_fragment(PG_FUNCTION_ARGS)
 }
 
 /*
+ * A DBA adds a query's cost up over the members by its query id: report
+ * this fragment under the coordinator's statement.  pg_stat_activity
+ * shows its text and query id; pg_stat_statements records the
+ * execute_fragment() call that runs it (this member session's top-level
+ * statement, the active portal's) under them.  The fragment's own
+ * executor keeps no query id, so that pg_stat_statements.track = all
+ * does not count it twice.  A parallel worker of the coordinator (its
+ * own fragment) reports the leader's statement already.
+ */
+static void
+report_statement(RxFragmentMsg *msg, PlannedStmt *stmt)
+{
+	uint64		queryid = stmt->queryId;
+	char	   *text;
+
+	stmt->queryId = 0;
+	if (IsParallelWorker() || msg->query_text[0] == '\0')
+		return;
+	text = psprintf("/* rdma_exchange fragment of member %s */ %s",
+					msg->member_names[msg->coordinator], msg->query_text);
+	pgstat_report_activity(STATE_RUNNING, text);
+	if (queryid == 0)
+		return;
+	pgstat_report_query_id(queryid, true);
+	if (ActivePortal != NULL && ActivePortal->queryDesc != NULL)
+	{
+		QueryDesc  *top = ActivePortal->queryDesc;
+
+		top->plannedstmt->queryId = queryid;
+		top->plannedstmt->stmt_location = 0;
+		top->plannedstmt->stmt_len = 0;
+		top->sourceText = MemoryContextStrdup(ActivePortal->portalContext, text);
+	}
+}
+
+/*
  * Run a signed fragment message in this backend: a member session's
  * (execute_fragment) or a parallel worker of the coordinator's backend
  * (fragment_worker.c).  Returns the instrumentation report.
@@ -374,6 +414,7 @@ rx_run_fragment(const char *message)
 
 	/* for this role, in time, once: before any port or buffer is taken */
 	rx_fragment_check_binding(msg, members[self].name);
+	report_statement(msg, stmt);
 
 	/* the query's cluster snapshot, as every member reads it */
 	snapshot = msg->snapshots != NIL

@@ -22,7 +22,7 @@
 #include "cluster/admin.h"
 #include "cluster/fragment_msg.h"
 
-#define RX_FRAGMENT_MAGIC "rdma_exchange fragment v3"
+#define RX_FRAGMENT_MAGIC "rdma_exchange fragment v4"
 
 static void
 require_cluster_key(void)
@@ -100,6 +100,7 @@ rx_fragment_encode(RxFragmentMsg *msg)
 	body = lappend(body, makeString(psprintf(INT64_FORMAT, msg->expires)));
 	body = lappend(body, makeInteger(msg->coordinator_pid));
 	body = lappend(body, msg->snapshots);
+	body = lappend(body, makeString(msg->query_text ? msg->query_text : ""));
 	text = psprintf("%s %s\n%s", RX_FRAGMENT_MAGIC,
 					rx_local_extension_version(), nodeToString(body));
 	sign(text, strlen(text), sig);
@@ -165,7 +166,7 @@ rx_fragment_decode(const char *text)
 				 errhint("Install the same version on every member (ALTER EXTENSION rdma_exchange UPDATE).")));
 
 	body = (List *) stringToNode(newline + 1);
-	if (!IsA(body, List) || list_length(body) != 26 ||
+	if (!IsA(body, List) || list_length(body) != 27 ||
 		!IsA(linitial(body), String) ||
 		strcmp(strVal(linitial(body)), RX_FRAGMENT_MAGIC) != 0)
 		ereport(ERROR,
@@ -210,6 +211,7 @@ rx_fragment_decode(const char *text)
 	msg->expires = strtoi64(strVal(list_nth(body, 23)), NULL, 10);
 	msg->coordinator_pid = intVal(list_nth(body, 24));
 	msg->snapshots = (List *) list_nth(body, 25);
+	msg->query_text = strVal(list_nth(body, 26));
 	if (msg->snapshots != NIL && list_length(msg->snapshots) != msg->nmembers)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROTOCOL_VIOLATION),

@@ -50,6 +50,13 @@ typedef struct RxFragmentMsg
 	uint64		nonce;			/* runs once on each member */
 	TimestampTz expires;		/* not after this */
 	int			coordinator_pid;	/* the coordinator's backend, for messages */
+
+	/*
+	 * The coordinator's statement, clipped: members report their fragment
+	 * under its text and query id (stmt->queryId) in pg_stat_activity and
+	 * pg_stat_statements.
+	 */
+	char	   *query_text;
 } RxFragmentMsg;
 
 extern char *rx_fragment_encode(RxFragmentMsg *msg);

@@ -64,7 +64,8 @@ PG_FUNCTION_INFO_V1(rx_catalog_changed);
 #define Anum_dist_relid				1
 #define Anum_dist_method			2
 #define Anum_dist_column			3
-#define Natts_dist					3
+#define Anum_dist_seq_stride		4
+#define Natts_dist					4
 
 typedef enum ExtensionState
 {

@@ -14,16 +14,64 @@
  * order across members (neither are they on one server with concurrent
  * sessions and sequence caches).  A sequence changed later by hand
  * (ALTER SEQUENCE, setval) is this member's only; adding a member does not
- * interleave again (README).
+ * interleave again (README).  A restored table's sequences are
+ * interleaved again from past the largest value the table holds
+ * (rx_restore_sequences, for restore.c).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "cluster/admin.h"
+#include "cluster/metadata.h"
 #include "cluster/remote.h"
 #include "cluster/remote_xact.h"
 #include "cluster/sequences.h"
+
+/*
+ * The sequences relid's columns own: qualified name, increment, the value
+ * the next nextval() here would give, and the owning column.  That value
+ * is read from the sequence itself: pg_sequences.last_value is NULL after
+ * setval(..., false) or ALTER SEQUENCE RESTART, whose next value is not
+ * the start value.
+ */
+static char ***
+owned_sequences(Oid relid, int *n)
+{
+	char	 ***rows;
+
+	rows = rx_spi_strings(psprintf("SELECT pg_catalog.format('%%I.%%I', sn.nspname, s.relname),"
+								   " sq.seqincrement, pg_catalog.quote_ident(a.attname)"
+								   " FROM pg_catalog.pg_depend d"
+								   " JOIN pg_catalog.pg_class s ON s.oid OPERATOR(pg_catalog.=) d.objid"
+								   "  AND s.relkind OPERATOR(pg_catalog.=) 'S'"
+								   " JOIN pg_catalog.pg_namespace sn ON sn.oid OPERATOR(pg_catalog.=) s.relnamespace"
+								   " JOIN pg_catalog.pg_sequence sq ON sq.seqrelid OPERATOR(pg_catalog.=) s.oid"
+								   " JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) d.refobjid"
+								   "  AND a.attnum OPERATOR(pg_catalog.=) d.refobjsubid"
+								   " WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
+								   " AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
+								   " AND d.refobjid OPERATOR(pg_catalog.=) %u"
+								   " AND d.deptype OPERATOR(pg_catalog.=) ANY ('{a,i}')"
+								   " ORDER BY 1", relid),
+						  n);
+	for (int i = 0; i < *n; i++)
+	{
+		char	 ***next;
+		int			one;
+		char	  **row = palloc(sizeof(char *) * 4);
+
+		next = rx_spi_strings(psprintf("SELECT CASE WHEN is_called THEN last_value OPERATOR(pg_catalog.+) %s"
+									   " ELSE last_value END FROM %s",
+									   rows[i][1], rows[i][0]), &one);
+		row[0] = rows[i][0];
+		row[1] = rows[i][1];
+		row[2] = next[0][0];
+		row[3] = rows[i][2];
+		rows[i] = row;
+	}
+	return rows;
+}
 
 void
 rx_interleave_sequences(Oid relid, const RxMember *members, int nmembers,
@@ -32,20 +80,7 @@ rx_interleave_sequences(Oid relid, const RxMember *members, int nmembers,
 	char	 ***rows;
 	int			n;
 
-	rows = rx_spi_strings(psprintf("SELECT pg_catalog.format('%%I.%%I', ps.schemaname, ps.sequencename),"
-								   " ps.increment_by,"
-								   " COALESCE(ps.last_value OPERATOR(pg_catalog.+) ps.increment_by, ps.start_value)"
-								   " FROM pg_catalog.pg_depend d"
-								   " JOIN pg_catalog.pg_class s ON s.oid OPERATOR(pg_catalog.=) d.objid"
-								   "  AND s.relkind OPERATOR(pg_catalog.=) 'S'"
-								   " JOIN pg_catalog.pg_namespace sn ON sn.oid OPERATOR(pg_catalog.=) s.relnamespace"
-								   " JOIN pg_catalog.pg_sequences ps ON ps.schemaname OPERATOR(pg_catalog.=) sn.nspname"
-								   "  AND ps.sequencename OPERATOR(pg_catalog.=) s.relname"
-								   " WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
-								   " AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
-								   " AND d.refobjid OPERATOR(pg_catalog.=) %u"
-								   " AND d.deptype OPERATOR(pg_catalog.=) ANY ('{a,i}')", relid),
-						  &n);
+	rows = owned_sequences(relid, &n);
 	for (int i = 0; i < n; i++)
 	{
 		int64		inc = strtoi64(rows[i][1], NULL, 10);
@@ -62,5 +97,51 @@ rx_interleave_sequences(Oid relid, const RxMember *members, int nmembers,
 			else
 				rx_exec_command(rx_xact_connection(&members[m]), members[m].name, sql);
 		}
+	}
+}
+
+/*
+ * Before a restored table is distributed again (restore.c): its sequences
+ * come back as the dumped member had them, stepping by stride times their
+ * own increment and at that member's position.  Give them back their own
+ * increment, and a next value past every value in the table (the other
+ * members' positions were not dumped), so that interleaving them anew
+ * repeats no value the table holds.
+ */
+void
+rx_restore_sequences(Oid relid, int stride)
+{
+	char	 ***rows;
+	int			n;
+
+	rows = owned_sequences(relid, &n);
+	for (int i = 0; i < n; i++)
+	{
+		int64		inc = strtoi64(rows[i][1], NULL, 10);
+		int64		next = strtoi64(rows[i][2], NULL, 10);
+		char	 ***used;
+		int			one;
+
+		if (stride > 1 && inc % stride == 0)
+		{
+			next -= inc;		/* the dumped member's last value */
+			inc /= stride;
+			next += inc;
+		}
+		used = rx_spi_strings(psprintf("SELECT %s(%s)::pg_catalog.int8 OPERATOR(pg_catalog.+) " INT64_FORMAT
+									   " FROM ONLY %s",
+									   inc > 0 ? "pg_catalog.max" : "pg_catalog.min",
+									   rows[i][3], inc,
+									   rx_qualified_relname(relid)), &one);
+		if (used[0][0])
+		{
+			int64		past = strtoi64(used[0][0], NULL, 10);
+
+			if (inc > 0 ? past > next : past < next)
+				next = past;
+		}
+		rx_spi_exec(psprintf("ALTER SEQUENCE %s INCREMENT BY " INT64_FORMAT
+							 " RESTART WITH " INT64_FORMAT,
+							 rows[i][0], inc, next));
 	}
 }

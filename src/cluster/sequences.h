@@ -14,4 +14,7 @@
 extern void rx_interleave_sequences(Oid relid, const RxMember *members,
 									int nmembers, int self);
 
+/* undo a dumped member's interleaving before a restored table is distributed */
+extern void rx_restore_sequences(Oid relid, int stride);
+
 #endif							/* RX_SEQUENCES_H */

@@ -33,8 +33,10 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/xact.h"
 #include "catalog/pg_aggregate.h"
+#include "catalog/pg_statistic.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "optimizer/cost.h"
@@ -45,8 +47,11 @@
 #include "optimizer/planmain.h"
 #include "optimizer/planner.h"
 #include "parser/parsetree.h"
+#include "utils/acl.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/selfuncs.h"
+#include "utils/syscache.h"
 
 #include "rdma_exchange.h"
 #include "cluster/dispatch.h"
@@ -57,6 +62,7 @@
 
 static planner_hook_type prev_planner_hook = NULL;
 static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
+static get_relation_stats_hook_type prev_get_relation_stats_hook = NULL;
 
 /* members of the cluster while planning a distributed query, else 0 */
 static int	planning_nmembers = 0;
@@ -617,7 +623,10 @@ rx_distribute(PlannedStmt *stmt, int nmembers)
 		if (RowMarkRequiresRowShareLock(rc->markType) && dist.method == RX_DIST_HASH)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("SELECT FOR UPDATE/SHARE is not supported on distributed tables")));
+					 errmsg("SELECT FOR UPDATE/SHARE is not supported on distributed table \"%s\"",
+							get_rel_name(rt_fetch(rc->rti, stmt->rtable)->relid)),
+					 errdetail("Each member would lock only the rows it stores."),
+					 errhint("Change the rows with UPDATE directly, or take LOCK TABLE, which locks the table on every member.")));
 	}
 
 	rx_system_columns(stmt);
@@ -834,6 +843,55 @@ rx_get_relation_info(PlannerInfo *root, Oid relid, bool inhparent,
 	}
 }
 
+/*
+ * Column statistics of a distributed table are its part's, a sample of
+ * the whole table hashed by the distribution column: frequencies, null
+ * fractions and histograms hold for the whole table, and so does a
+ * distinct count given as a fraction of the rows.  A distinct count of
+ * the distribution column given as a number does not: each member sees
+ * only the values it owns, so the table has about nmembers times as many.
+ * (Other columns' values are spread over every member's part.)
+ */
+static bool
+rx_get_relation_stats(PlannerInfo *root, RangeTblEntry *rte, AttrNumber attnum,
+					  VariableStatData *vardata)
+{
+	RxTableDist dist;
+	HeapTuple	tuple;
+	HeapTuple	copy;
+	Oid			userid;
+
+	if (prev_get_relation_stats_hook &&
+		prev_get_relation_stats_hook(root, rte, attnum, vardata))
+		return true;
+	if (planning_nmembers <= 1 || rte->rtekind != RTE_RELATION)
+		return false;
+	rx_table_distribution(rte->relid, &dist);
+	if (dist.method != RX_DIST_HASH || attnum != dist.distcol)
+		return false;
+	tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(rte->relid),
+							Int16GetDatum(attnum), BoolGetDatum(rte->inh));
+	if (!HeapTupleIsValid(tuple))
+		return false;
+	if (((Form_pg_statistic) GETSTRUCT(tuple))->stadistinct <= 0)
+	{
+		ReleaseSysCache(tuple);
+		return false;
+	}
+	copy = heap_copytuple(tuple);
+	ReleaseSysCache(tuple);
+	((Form_pg_statistic) GETSTRUCT(copy))->stadistinct *= planning_nmembers;
+	vardata->statsTuple = copy;
+	vardata->freefunc = heap_freetuple;
+
+	/* who may see the statistics' values, as examine_simple_variable says */
+	userid = OidIsValid(rte->checkAsUser) ? rte->checkAsUser : GetUserId();
+	vardata->acl_ok = rte->securityQuals == NIL &&
+		(pg_class_aclcheck(rte->relid, userid, ACL_SELECT) == ACLCHECK_OK ||
+		 pg_attribute_aclcheck(rte->relid, attnum, userid, ACL_SELECT) == ACLCHECK_OK);
+	return true;
+}
+
 void
 rx_planner_init(void)
 {
@@ -841,5 +899,7 @@ rx_planner_init(void)
 	planner_hook = rx_planner;
 	prev_get_relation_info_hook = get_relation_info_hook;
 	get_relation_info_hook = rx_get_relation_info;
+	prev_get_relation_stats_hook = get_relation_stats_hook;
+	get_relation_stats_hook = rx_get_relation_stats;
 	rx_costs_init();
 }

@@ -12,6 +12,12 @@
 #     through another member waits for it.
 #   - rdma_exchange.member_idle_timeout: a member closes the connections an
 #     idle session keeps there; the session's next query replaces them.
+#   - 6 sessions through 3 members updating the same rows of a reference
+#     table: every update done, every copy the same.
+#   - The distinct count of the distribution column the planner uses is the
+#     whole table's.
+#   - Fragments appear in pg_stat_statements and pg_stat_activity of the
+#     members under the query id and text of their statement.
 #   - A member restarted while a client session is idle: the session's
 #     next distributed query works (its kept connections to that member
 #     are replaced), and gives the same answer as before.
@@ -24,7 +30,8 @@ use RxCluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $rx = RxCluster->new(nmembers => 3);
+my $rx = RxCluster->new(nmembers => 3,
+	extra_conf => [ "shared_preload_libraries = 'pg_stat_statements,rdma_exchange'" ]);
 my $n = $rx->nmembers;
 
 $rx->safe_psql(0, q{
@@ -168,6 +175,84 @@ my ($before) = $sout =~ /^before\|(.*)$/m;
 my ($after) = $sout =~ /^after\|(.*)$/m;
 ok(defined $after, '... the next distributed query ran') or diag($sout);
 is($after, $before, '... with the same answer');
+
+# --- concurrent writes to the same rows of a reference table ------------------------
+# 6 sessions, 2 through each member, 100 single-row updates each on 3 rows:
+# on one server they queue on the row locks; here too (ref_order.c)
+$rx->safe_psql(0, q{
+	CREATE TABLE ref (id int PRIMARY KEY, n int NOT NULL);
+	SELECT rdma_exchange.create_reference_table('ref');
+	INSERT INTO ref VALUES (1, 0), (2, 0), (3, 0);
+});
+my $refscript = PostgreSQL::Test::Utils::tempdir() . '/ref_update.sql';
+open(my $rf, '>', $refscript) or die;
+print $rf "\\set id random(1, 3)\nUPDATE ref SET n = n + 1 WHERE id = :id;\n";
+close $rf;
+my @benches;
+for my $i (0 .. $n - 1)
+{
+	my ($bout, $berr) = ('', '');
+	local $ENV{PGOPTIONS} = '-c statement_timeout=60s';
+	push @benches, [ IPC::Run::start(
+		[ 'pgbench', '-n', '-c', '2', '-t', '100', '-f', $refscript,
+		  $rx->member($i)->connstr($rx->dbname) ],
+		'<', \undef, '>', \$bout, '2>', \$berr), \$bout, \$berr, $i ];
+}
+for my $bench (@benches)
+{
+	my ($bh, $bout, $berr, $i) = @$bench;
+	$bh->finish;
+	like($$bout, qr/number of transactions actually processed: 200\/200/,
+		"reference-table updates through member $i: all 200 done");
+	unlike($$berr, qr/ERROR|deadlock|timeout/, "... no error") or diag($$berr);
+}
+for my $i (0 .. $n - 1)
+{
+	is($rx->safe_psql($i, 'SET rdma_exchange.enable = off; SELECT sum(n), count(*) FROM ref'),
+		'600|3', "member ${i}'s copy of the reference table has every update");
+}
+
+# --- statistics the coordinator plans with ------------------------------------------
+# 300 distinct values of the distribution column, 100 on each member: the
+# planner expects 300 groups, as a plain server's statistics would say
+$rx->safe_psql(0, q{
+	CREATE TABLE g (k int, x int);
+	SELECT rdma_exchange.create_distributed_table('g', 'k');
+	INSERT INTO g SELECT i % 300, i FROM generate_series(1, 30000) i;
+	ANALYZE g;
+});
+my ($groups) = $rx->safe_psql(1, 'EXPLAIN SELECT k, count(*) FROM g GROUP BY k') =~ /rows=(\d+)/;
+cmp_ok($groups, '>=', 200, "the planner expects the whole table's groups of the distribution column ($groups)");
+cmp_ok($groups, '<=', 450, '... not more');
+
+# --- fragments under their statement's query id and text ----------------------------
+for my $i (0 .. $n - 1)
+{
+	$rx->safe_psql($i, 'CREATE EXTENSION pg_stat_statements; SELECT pg_stat_statements_reset()');
+}
+$rx->safe_psql(0, 'SELECT v % 7, count(*) FROM t WHERE v > 10 GROUP BY 1 ORDER BY 1') for 1 .. 2;
+my ($sh_out, $sh_err) = ('', '');
+my $slow = $rx->background_psql(0,
+	'SELECT count(*) FROM t WHERE pg_sleep(0.003) IS NOT NULL;', \$sh_out, \$sh_err);
+$rx->poll_query_until(1, q{SELECT count(*) > 0 FROM pg_stat_activity
+	WHERE application_name = 'rdma_exchange' AND query LIKE '%pg_sleep(0.003)%'})
+  or diag('no fragment of the slow query in pg_stat_activity of member 1');
+my $activity = $rx->safe_psql(1, q{SELECT query_id, query FROM pg_stat_activity
+	WHERE application_name = 'rdma_exchange' AND query LIKE '%pg_sleep(0.003)%' LIMIT 1});
+$slow->finish;
+my $qid = $rx->safe_psql(0, q{SELECT queryid FROM pg_stat_statements
+	WHERE query LIKE '%FROM t WHERE v > % GROUP BY%'});
+like($qid, qr/^-?\d+$/, 'the coordinator has the query in pg_stat_statements');
+for my $i (1 .. $n - 1)
+{
+	like($rx->safe_psql($i, "SELECT calls, query FROM pg_stat_statements WHERE queryid = $qid"),
+		qr/^2\|\/\* rdma_exchange fragment of member .* \*\/ SELECT v % 7, count\(\*\) FROM t WHERE v > 10/,
+		"member $i: the query's fragments in pg_stat_statements under its query id and text, both calls");
+}
+my $slow_qid = $rx->safe_psql(0, q{SELECT queryid FROM pg_stat_statements
+	WHERE query LIKE '%pg_sleep%' AND query NOT LIKE '%pg_stat%'});
+like($activity, qr/^\Q$slow_qid\E\|\/\* rdma_exchange fragment of member .*pg_sleep\(0\.003\)/,
+	'pg_stat_activity of member 1: a running fragment under its query\'s id and text');
 
 $rx->check_clean('at the end');
 done_testing();
