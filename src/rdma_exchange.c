@@ -17,6 +17,7 @@
 #include "utils/guc.h"
 
 #include "rdma_exchange.h"
+#include "cluster/conn_budget.h"
 #include "cluster/deadlock.h"
 #include "cluster/fragment_guard.h"
 #include "cluster/metadata.h"
@@ -51,6 +52,7 @@ int			rx_fault_reorder_percent = 0;
 int			rx_peer_timeout = 10000;
 bool		rx_consistent_reads = true;
 int			rx_member_idle_timeout = 60000;
+int			rx_max_member_sessions = -1;
 
 static const struct config_enum_entry provider_options[] = {
 	{"auto", RX_PROVIDER_AUTO, false},
@@ -138,6 +140,12 @@ _PG_init(void)
 							 "When off, each member's fragment takes its own snapshot: a query may see a transaction that committed on some members and not yet on others.",
 							 &rx_consistent_reads, true, PGC_USERSET, 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("rdma_exchange.max_member_sessions",
+							"Sessions of this member that may hold connections to one other member at once.",
+							"-1 derives it from that member's max_connections; 0 sets no limit.",
+							&rx_max_member_sessions, -1, -1, 10000,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("rdma_exchange.member_idle_timeout",
 							"Time after which a member closes a connection this server keeps there while it is idle.",
@@ -260,6 +268,7 @@ _PG_init(void)
 	rx_metadata_init();
 	rx_fragment_guard_init();
 	rx_deadlock_init();
+	rx_conn_budget_init();
 	rx_transport_init();
 	rx_exec_init();
 	rx_planner_init();

@@ -95,6 +95,7 @@ extern int	rx_fault_duplicate_percent;
 extern int	rx_fault_reorder_percent;
 
 extern bool rx_consistent_reads;	/* cluster snapshots for queries */
+extern int	rx_max_member_sessions;	/* conn_budget.c; -1 derived, 0 none */
 extern int	rx_member_idle_timeout;	/* ms, idle_session_timeout there */
 extern int	rx_peer_timeout;		/* ms without acknowledgement: member gone */
 

@@ -321,9 +321,12 @@ sub transport_counters
 # is back to its idle state (every buffer free or posted for receiving);
 # each check waits as poll_query_until does.
 
+# (a running fragment shows its coordinator's statement, see README
+# "Monitoring"; before it decoded its message, the execute_fragment() call)
 my $fragments_sql = q{SELECT count(*) FROM pg_stat_activity
 	WHERE application_name = 'rdma_exchange' AND state = 'active'
-	AND query LIKE '%execute_fragment%'};
+	AND (query LIKE '%execute_fragment%'
+	     OR query LIKE '/* rdma_exchange fragment of member %')};
 my $pool_busy_sql = q{SELECT sum(total_buffers - free_buffers - recv_posted_buffers)
 	FROM rdma_exchange.buffer_pool_stats};
 

@@ -20,6 +20,7 @@
 #include "access/xact.h"
 #include "miscadmin.h"
 
+#include "cluster/conn_budget.h"
 #include "cluster/conn_pool.h"
 #include "cluster/remote.h"
 
@@ -37,6 +38,8 @@ typedef struct PooledConn
 static PooledConn pool[MAX_POOLED];
 static int	npool = 0;
 static bool callback_registered = false;
+
+static bool pool_settle(PooledConn *pc);
 
 static void
 pool_drop(int i)
@@ -56,12 +59,23 @@ pool_abandon(int i)
 static void
 pool_xact_callback(XactEvent event, void *arg)
 {
-	if (event != XACT_EVENT_ABORT && event != XACT_EVENT_PARALLEL_ABORT)
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+	{
+		/* every connection still busy belongs to the failed query */
+		for (int i = npool - 1; i >= 0; i--)
+			if (pool[i].busy)
+				pool_abandon(i);
+	}
+	if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT)
 		return;
-	/* every connection still busy belongs to the failed query */
+
+	/* idle ones go back to the members' budget when others need it */
 	for (int i = npool - 1; i >= 0; i--)
-		if (pool[i].busy)
-			pool_abandon(i);
+		if (!pool[i].busy && rx_budget_should_give_back(pool[i].member))
+		{
+			(void) pool_settle(&pool[i]);
+			pool_drop(i);
+		}
 }
 
 /*

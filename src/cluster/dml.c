@@ -930,4 +930,5 @@ rx_dml_init(void)
 	ProcessUtility_hook = rx_dml_process_utility;
 	CacheRegisterRelcacheCallback(dml_relcache_callback, (Datum) 0);
 	RegisterXactCallback(dml_xact_callback, NULL);
+	rx_dml_forward_init();
 }

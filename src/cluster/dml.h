@@ -43,6 +43,9 @@ typedef struct RxForward RxForward;
 extern RxForward *rx_dml_forward_begin(PlannedStmt *stmt, ParamListInfo params);
 extern uint64 rx_dml_forward_run(RxForward *forward, bool below_self);
 
+/* EXPLAIN ANALYZE of forwarded statements shows the other members' rows */
+extern void rx_dml_forward_init(void);
+
 /* called from rx_metadata_init(): ExecutorStart hook, callbacks */
 extern void rx_dml_init(void);
 

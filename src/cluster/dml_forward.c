@@ -44,11 +44,13 @@
 #include "access/transam.h"
 #include "catalog/pg_type.h"
 #include "catalog/pg_trigger.h"
+#include "commands/explain.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
+#include "tcop/tcopprot.h"
 #include "nodes/params.h"
 #include "parser/parsetree.h"
 #include "utils/builtins.h"
@@ -482,6 +484,10 @@ rx_dml_forward_of(PlannedStmt *stmt)
 }
 
 /* a forwarded statement with its parameters in text form, once per execution */
+/* while EXPLAIN ANALYZE runs an UPDATE or DELETE: rows per member */
+static uint64 *explained = NULL;
+static bool explained_ran = false;	/* some were forwarded */
+
 struct RxForward
 {
 	const char *sql;
@@ -606,6 +612,7 @@ rx_dml_forward_run(RxForward *fw, bool below_self)
 	{
 		PGconn	   *conn;
 		PGresult   *res;
+		uint64		rows = 0;
 
 		if (below_self ? m >= self : m <= self)
 			continue;
@@ -621,7 +628,7 @@ rx_dml_forward_run(RxForward *fw, bool below_self)
 				if (PQresultStatus(res) != PGRES_COMMAND_OK)
 					rx_report_remote_error(ERROR, conn, res, members[m].name,
 										   "running the statement on its part");
-				total += strtoull(PQcmdTuples(res), NULL, 10);
+				rows += strtoull(PQcmdTuples(res), NULL, 10);
 			}
 			PG_FINALLY();
 			{
@@ -629,6 +636,128 @@ rx_dml_forward_run(RxForward *fw, bool below_self)
 			}
 			PG_END_TRY();
 		}
+		total += rows;
+		if (explained != NULL)
+		{
+			explained[m] += rows;
+			explained_ran = true;
+		}
 	}
 	return total;
+}
+
+/* ---------------------------------------------------------------------
+ * EXPLAIN ANALYZE
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * EXPLAIN ANALYZE of a forwarded UPDATE or DELETE shows the plan that ran
+ * here, on this member's part; the rows the other members changed are
+ * added below it, per member.  PostgreSQL has no hook to add lines to a
+ * plan's output, so this hook does what ExplainOneQuery() does for a
+ * query (plan it, ExplainOnePlan()) and then adds them: in text format
+ * after the plan, in the other formats as an object after the query's.
+ * (The counts cover every forwarded statement the EXPLAIN ran, those of
+ * functions it called included.)
+ */
+static ExplainOneQuery_hook_type prev_explain_one_query = NULL;
+
+/* ExplainOneQuery() for a query, as PostgreSQL's explain.c does it */
+static void
+explain_planned(Query *query, int cursorOptions, IntoClause *into,
+				ExplainState *es, const char *queryString,
+				ParamListInfo params, QueryEnvironment *queryEnv)
+{
+	PlannedStmt *plan;
+	instr_time	planstart;
+	instr_time	planduration;
+	BufferUsage bufusage_start;
+	BufferUsage bufusage;
+
+	if (es->buffers)
+		bufusage_start = pgBufferUsage;
+	INSTR_TIME_SET_CURRENT(planstart);
+	plan = pg_plan_query(query, queryString, cursorOptions, params);
+	INSTR_TIME_SET_CURRENT(planduration);
+	INSTR_TIME_SUBTRACT(planduration, planstart);
+	if (es->buffers)
+	{
+		memset(&bufusage, 0, sizeof(BufferUsage));
+		BufferUsageAccumDiff(&bufusage, &pgBufferUsage, &bufusage_start);
+	}
+	ExplainOnePlan(plan, into, es, queryString, params, queryEnv,
+				   &planduration, es->buffers ? &bufusage : NULL);
+}
+
+static void
+rx_explain_one_query(Query *query, int cursorOptions, IntoClause *into,
+					 ExplainState *es, const char *queryString,
+					 ParamListInfo params, QueryEnvironment *queryEnv)
+{
+	RxMember   *members;
+	int			nmembers = 0;
+	uint64	   *saved = explained;
+	bool		saved_ran = explained_ran;
+	uint64	   *counts = NULL;
+	bool		ran;
+
+	if (es->analyze && (query->commandType == CMD_UPDATE ||
+						query->commandType == CMD_DELETE) &&
+		rx_extension_loaded())
+		nmembers = rx_get_members(&members);
+	if (nmembers > 1)
+	{
+		counts = palloc0(sizeof(uint64) * nmembers);
+		explained = counts;
+		explained_ran = false;
+	}
+	PG_TRY();
+	{
+		if (prev_explain_one_query)
+			prev_explain_one_query(query, cursorOptions, into, es, queryString,
+								   params, queryEnv);
+		else
+			explain_planned(query, cursorOptions, into, es, queryString,
+							params, queryEnv);
+	}
+	PG_FINALLY();
+	{
+		ran = explained_ran;
+		explained = saved;
+		explained_ran = saved_ran;
+	}
+	PG_END_TRY();
+	if (counts == NULL || !ran)
+		return;
+
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		appendStringInfoString(es->str, "Rows Changed on Other Members:\n");
+		for (int m = 0; m < nmembers; m++)
+			if (m != rx_self_member_index())
+				appendStringInfo(es->str, "  Member %d: " UINT64_FORMAT "\n", m, counts[m]);
+		return;
+	}
+	/* an object of its own after the query's */
+	ExplainOpenGroup("Other Members", NULL, true, es);
+	ExplainOpenGroup("Members", "Rows Changed on Other Members", false, es);
+	for (int m = 0; m < nmembers; m++)
+	{
+		if (m == rx_self_member_index())
+			continue;
+		ExplainOpenGroup("Member", NULL, true, es);
+		ExplainPropertyInteger("Member", NULL, m, es);
+		ExplainPropertyUInteger("Rows Changed", NULL, counts[m], es);
+		ExplainCloseGroup("Member", NULL, true, es);
+	}
+	ExplainCloseGroup("Members", "Rows Changed on Other Members", false, es);
+	ExplainCloseGroup("Other Members", NULL, true, es);
+}
+
+void
+rx_dml_forward_init(void)
+{
+	prev_explain_one_query = ExplainOneQuery_hook;
+	ExplainOneQuery_hook = rx_explain_one_query;
 }

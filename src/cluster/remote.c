@@ -31,6 +31,7 @@
 #include "utils/timestamp.h"
 
 #include "rdma_exchange.h"
+#include "cluster/conn_budget.h"
 #include "cluster/deadlock.h"
 #include "cluster/remote.h"
 
@@ -40,6 +41,7 @@ typedef struct TrackedConn
 	char		name[NAMEDATALEN];	/* "host:port", for messages */
 	bool		kept;			/* owner closes it, abort leaves it */
 	SubTransactionId subid;		/* (sub)transaction that owns it */
+	int			budget;			/* conn_budget.c slot, -1 none */
 } TrackedConn;
 
 /* malloc'd like the PGconn, so both live as long as each other */
@@ -69,6 +71,7 @@ conn_event(PGEventId evtId, void *evtInfo, void *passThrough)
 				tracked[i] = tracked[--ntracked];
 				break;
 			}
+		rx_budget_release(tc->budget);
 		free(tc);
 	}
 	return 1;
@@ -93,13 +96,14 @@ conn_notice(void *arg, const PGresult *res)
 }
 
 static void
-track(PGconn *conn, const char *name)
+track(PGconn *conn, const char *name, int budget)
 {
 	TrackedConn *tc = malloc(sizeof(TrackedConn));
 
 	if (tc == NULL)
 	{
 		PQfinish(conn);
+		rx_budget_release(budget);
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("out of memory")));
@@ -108,6 +112,7 @@ track(PGconn *conn, const char *name)
 	strlcpy(tc->name, name, sizeof(tc->name));
 	tc->kept = false;
 	tc->subid = GetCurrentSubTransactionId();
+	tc->budget = budget;
 
 	if (ntracked == maxtracked)
 	{
@@ -124,6 +129,7 @@ track(PGconn *conn, const char *name)
 	{
 		free(tc);
 		PQfinish(conn);
+		rx_budget_release(budget);
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("could not register a libpq event procedure")));
@@ -264,6 +270,7 @@ connect_internal(const char *host, int port, const char *dbname,
 	PGconn	   *volatile conn;
 	char	   *user = GetUserNameFromId(GetUserId(), false);
 	char	   *failmsg = NULL;
+	int			budget;
 
 	if (dbname == NULL)
 		dbname = get_database_name(MyDatabaseId);
@@ -291,11 +298,15 @@ connect_internal(const char *host, int port, const char *dbname,
 	keywords[n] = NULL;
 	values[n] = NULL;
 
+	budget = rx_budget_reserve(name);
 	conn = PQconnectStartParams(keywords, values, false);
 	if (conn == NULL)
+	{
+		rx_budget_release(budget);
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("out of memory connecting to member \"%s\"", name)));
+	}
 
 	PG_TRY();
 	{
@@ -336,6 +347,7 @@ connect_internal(const char *host, int port, const char *dbname,
 	PG_CATCH();
 	{
 		PQfinish(conn);
+		rx_budget_release(budget);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
@@ -343,6 +355,7 @@ connect_internal(const char *host, int port, const char *dbname,
 	if (failmsg != NULL)
 	{
 		PQfinish(conn);
+		rx_budget_release(budget);
 		if (failure != NULL)
 		{
 			*failure = failmsg;
@@ -355,7 +368,8 @@ connect_internal(const char *host, int port, const char *dbname,
 				 errhint("Check that the member is up and accepts connections on that address, and that its pg_hba.conf lets user \"%s\" connect to database \"%s\".",
 						 user, dbname)));
 	}
-	track(conn, name);
+	track(conn, name, budget);
+	rx_budget_learn(budget, conn, name);
 	return conn;
 }
 

@@ -27,6 +27,7 @@
 #include "utils/timestamp.h"
 
 #include "cluster/cluster_snapshot.h"
+#include "cluster/conn_budget.h"
 #include "cluster/remote.h"
 #include "cluster/remote_xact.h"
 #include "cluster/two_phase.h"
@@ -660,6 +661,18 @@ remote_xact_callback(XactEvent event, void *arg)
 		default:
 			break;
 	}
+
+	/* idle connections go back to the members' budget when others need it */
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT)
+		for (int i = 0; i < MAX_XACT_CONNS; i++)
+		{
+			XactConn   *xc = &xconns[i];
+
+			if (xc->in_use && xc->xact_depth == 0 &&
+				PQtransactionStatus(xc->conn) == PQTRANS_IDLE &&
+				rx_budget_should_give_back(xc->name))
+				forget(xc);
+		}
 }
 
 static void

@@ -1,23 +1,28 @@
 # test/t/110_operations.pl: operating the cluster as one PostgreSQL server
-# (issue 19, the parts built so far).
+# (issue 19).
 #
 #   - VACUUM and ANALYZE of a distributed table through one member reach
 #     every member's part: each member's dead tuples are gone and each
 #     has statistics for its part, as on a plain server for the whole
 #     table, also with options and local tables named with it.
 #   - lock_timeout applies to a lock wait on another member.
-#   - A lock cycle through two members: one transaction gets "deadlock
-#     detected" within seconds, the other commits.
+#   - Lock cycles through two and through three members: one transaction
+#     gets "deadlock detected" within seconds, the others commit.
 #   - LOCK TABLE through one member holds on every member: an INSERT
 #     through another member waits for it.
 #   - rdma_exchange.member_idle_timeout: a member closes the connections an
 #     idle session keeps there; the session's next query replaces them.
 #   - 6 sessions through 3 members updating the same rows of a reference
 #     table: every update done, every copy the same.
+#   - EXPLAIN ANALYZE of a forwarded UPDATE or DELETE shows the rows every
+#     other member changed (text and JSON).
 #   - The distinct count of the distribution column the planner uses is the
 #     whole table's.
 #   - Fragments appear in pg_stat_statements and pg_stat_activity of the
 #     members under the query id and text of their statement.
+#   - 20 client sessions through member 0 with member 2 at
+#     max_connections = 20: every query works, a 21st session's too, and a
+#     superuser can still log in to member 2 (conn_budget.c).
 #   - A member restarted while a client session is idle: the session's
 #     next distributed query works (its kept connections to that member
 #     are replaced), and gives the same answer as before.
@@ -29,6 +34,7 @@ use lib "$FindBin::RealBin/..";
 use RxCluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use JSON::PP;
 
 my $rx = RxCluster->new(nmembers => 3,
 	extra_conf => [ "shared_preload_libraries = 'pg_stat_statements,rdma_exchange'" ]);
@@ -125,6 +131,31 @@ is($rx->safe_psql(2, "SELECT string_agg((v - id)::text, ',' ORDER BY id) FROM t 
 	join(',', map { $_ + 10 } split /,/, $v_before),
 	'... and only the winner\'s updates are there, through every member');
 
+# --- a lock cycle through three members ----------------------------------------------
+# the session through member s updates member s's row, then member s+1's
+my @k3 = map {
+	$rx->safe_psql(0, "SELECT i FROM generate_series(1, 3000) i
+		WHERE rdma_exchange.member_index_of(i) = $_ AND i % 3 <> 0 AND i % 5 <> 0
+		ORDER BY i DESC LIMIT 1")
+} 0 .. 2;
+my (@cout, @cerr, @ch);
+for my $s (0 .. 2)
+{
+	($cout[$s], $cerr[$s]) = ('', '');
+	$ch[$s] = $rx->background_psql($s,
+		"BEGIN;\nUPDATE t SET v = v + 100 WHERE id = $k3[$s];\nSELECT pg_sleep(1.5);\n"
+		  . "UPDATE t SET v = v + 100 WHERE id = $k3[($s + 1) % 3];\nCOMMIT;\n",
+		\$cout[$s], \$cerr[$s]);
+}
+$t0 = time;
+$_->finish for @ch;
+$took = time - $t0;
+my @lost3 = grep { $cerr[$_] =~ /deadlock detected/ } 0 .. 2;
+is(scalar @lost3, 1, 'a lock cycle through members 0, 1 and 2: one transaction gets "deadlock detected"')
+  or diag(join("\n", map { "session $_: $cerr[$_]" } 0 .. 2));
+is(scalar(grep { $cerr[$_] eq '' } 0 .. 2), 2, '... the other two commit');
+cmp_ok($took, '<=', 12, "... within a few seconds (took $took s)");
+
 # --- LOCK TABLE holds on every member ----------------------------------------------
 my ($lout, $lerr) = ('', '');
 my $locker = $rx->background_psql(0,
@@ -212,6 +243,26 @@ for my $i (0 .. $n - 1)
 		'600|3', "member ${i}'s copy of the reference table has every update");
 }
 
+# --- EXPLAIN ANALYZE of a forwarded UPDATE --------------------------------------------
+my $matching = $rx->safe_psql(0, 'SELECT count(*) FROM t WHERE v % 2 = 0');
+my $explain = $rx->safe_psql(0, q{BEGIN;
+	EXPLAIN (ANALYZE, COSTS off, TIMING off) UPDATE t SET v = v + 1 WHERE v % 2 = 0;
+	ROLLBACK});
+my ($local) = $explain =~ /^\s*->.*Scan on t.*rows=(\d+)/m;
+my @others = $explain =~ /^\s+Member \d+: (\d+)$/mg;
+is(scalar @others, $n - 1, 'EXPLAIN ANALYZE UPDATE: the rows changed on every other member')
+  or diag($explain);
+is($local + eval { my $s = 0; $s += $_ for @others; $s }, $matching,
+	'... with this member\'s, every row the UPDATE changed');
+my $json = $rx->safe_psql(0, q{BEGIN;
+	EXPLAIN (ANALYZE, FORMAT JSON) DELETE FROM t WHERE v % 2 = 0;
+	ROLLBACK});
+my $parsed = eval { JSON::PP::decode_json($json) };
+ok(defined $parsed && ref $parsed eq 'ARRAY' && @$parsed == 2
+	&& scalar @{ $parsed->[1]{'Rows Changed on Other Members'} } == $n - 1,
+	'EXPLAIN (ANALYZE, FORMAT JSON) DELETE: valid JSON with the other members\' rows')
+  or diag($json);
+
 # --- statistics the coordinator plans with ------------------------------------------
 # 300 distinct values of the distribution column, 100 on each member: the
 # planner expects 300 groups, as a plain server's statistics would say
@@ -253,6 +304,37 @@ my $slow_qid = $rx->safe_psql(0, q{SELECT queryid FROM pg_stat_statements
 	WHERE query LIKE '%pg_sleep%' AND query NOT LIKE '%pg_stat%'});
 like($activity, qr/^\Q$slow_qid\E\|\/\* rdma_exchange fragment of member .*pg_sleep\(0\.003\)/,
 	'pg_stat_activity of member 1: a running fragment under its query\'s id and text');
+
+# --- connections: 20 client sessions through member 0, member 2 at max_connections 20 ---
+# member 0 derives its budget for member 2 from member 2's limits when it
+# first connects there (both restarted: the budget is remembered)
+my $count_t = $rx->safe_psql(1, 'SELECT count(*) FROM t');
+$rx->member(2)->append_conf('postgresql.conf', 'max_connections = 20');
+$rx->restart_member(2);
+$rx->restart_member(0);
+my @clients;
+for my $c (1 .. 20)
+{
+	my ($cout, $cerr) = ('', '');
+	push @clients, [ $rx->background_psql(0,
+		"SELECT 'q', count(*) FROM t;\nSELECT pg_sleep(8);\n", \$cout, \$cerr), \$cout, \$cerr ];
+}
+$rx->poll_query_until(0, q{SELECT count(*) = 20 FROM pg_stat_activity
+	WHERE query = 'SELECT pg_sleep(8);'}) or diag('the 20 sessions did not all get to their sleep');
+my $member_conns = $rx->safe_psql(2, q{SELECT count(*) FROM pg_stat_activity
+	WHERE application_name = 'rdma_exchange'});
+is($rx->safe_psql(0, 'SELECT count(*) FROM t'), $count_t,
+	'20 client sessions on member 0 used member 2: a 21st session\'s query works');
+is($rx->member(2)->safe_psql($rx->dbname, 'SELECT 1'), '1',
+	'... and a superuser still logs in to member 2 directly');
+cmp_ok($member_conns, '<=', 8, "... member 0's sessions keep a bounded number of connections there ($member_conns)");
+for my $c (@clients)
+{
+	my ($ch, $cout, $cerr) = @$c;
+	$ch->finish;
+	like($$cout, qr/^q\|$count_t$/m, 'a client session\'s query through member 0');
+	is($$cerr, '', '... without error');
+}
 
 $rx->check_clean('at the end');
 done_testing();
