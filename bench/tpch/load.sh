@@ -16,6 +16,10 @@
 #   SCHEMA  schema to (re)create; queries find the tables through
 #           search_path
 #
+# RX_INDEX_SET=fk adds bench/tpch/fk_indexes.sql (an index on every
+# foreign key column) to the primary keys of schema.sql (index set "pk",
+# the default), after the rows are in and before the statistics.
+#
 # The server is the one libpq's environment names (PGHOST, PGPORT,
 # PGDATABASE, PGUSER).  For layouts a and b it must be a member of a
 # cluster with the extension; the tables are created and distributed there
@@ -49,6 +53,8 @@ sf=$1 layout=$2 schema=$3
 [[ $sf =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "load.sh: SF must be a number, not '$sf'" >&2; exit 2; }
 case $layout in a|b|local) ;; *) echo "load.sh: LAYOUT must be a, b or local, not '$layout'" >&2; exit 2 ;; esac
 [[ $schema =~ ^[a-z_][a-z0-9_]*$ ]] || { echo "load.sh: SCHEMA must be a lower-case identifier, not '$schema'" >&2; exit 2; }
+indexes=${RX_INDEX_SET:-pk}
+case $indexes in pk|fk) ;; *) echo "load.sh: RX_INDEX_SET must be pk or fk, not '$indexes'" >&2; exit 2 ;; esac
 
 make -s -C "$here/dbgen" >/dev/null
 gen=$here/dbgen/rx_dbgen
@@ -63,7 +69,7 @@ q_at() {
 
 tables=(region nation supplier part partsupp customer orders lineitem)
 
-tag="bench/tpch: SF $sf, layout $layout, definitions $(cat "$here/schema.sql" "$here/dbgen/rx_dbgen.c" | md5sum | cut -c1-12)"
+tag="bench/tpch: SF $sf, layout $layout, indexes $indexes, definitions $(cat "$here/schema.sql" "$here/fk_indexes.sql" "$here/dbgen/rx_dbgen.c" | md5sum | cut -c1-12)"
 if [ "${RX_LOAD_KEEP:-0}" = 1 ]; then
 	have=$(q -c "SELECT obj_description(n.oid, 'pg_namespace')
 		FROM pg_namespace n WHERE n.nspname = '$schema'
@@ -140,6 +146,13 @@ for t in "${tables[@]}"; do
 	awk -v t="$t" -v r="$rows" -v s="$start" -v e="$end" \
 		'BEGIN { d = e - s; printf "  %-9s %10d rows %7.1f s %9.0f rows/s\n", t, r, d, (d > 0 ? r / d : 0) }' >&2
 done
+
+if [ "$indexes" = fk ]; then
+	start=$(date +%s.%N)
+	{ echo "SET search_path = $schema;"; cat "$here/fk_indexes.sql"; } | q >/dev/null
+	end=$(date +%s.%N)
+	awk -v s="$start" -v e="$end" 'BEGIN { printf "  fk indexes %.1f s\n", e - s }' >&2
+fi
 
 # statistics (and the visibility map) of these tables on every member, in
 # parallel

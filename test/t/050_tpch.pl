@@ -1,6 +1,8 @@
 # test/t/050_tpch.pl: the 22 TPC-H queries at scale factor 0.01, in both
-# table layouts, give the answers of a single PostgreSQL server loaded with
-# the same data.
+# table layouts and with both index sets of bench/tpch/load.sh (pk: the
+# primary keys; fk: also an index on every foreign key column, whose plans
+# differ), give the answers of a single PostgreSQL server loaded with the
+# same data and indexes.
 #
 # The data comes from bench/tpch/dbgen through bench/tpch/load.sh (every
 # member loads a share through its own COPY), the comparison from
@@ -49,14 +51,17 @@ sub run_script
 
 my @coord = env_of($rx->coordinator);
 my %loads = (
-	tpch_a => [ \@coord,               'a' ],
-	tpch_b => [ \@coord,               'b' ],
-	tpch   => [ [ env_of($single) ], 'local' ]);
+	tpch_a    => [ \@coord,               'a',     'pk' ],
+	tpch_b    => [ \@coord,               'b',     'pk' ],
+	tpch      => [ [ env_of($single) ], 'local', 'pk' ],
+	tpch_a_fk => [ \@coord,               'a',     'fk' ],
+	tpch_b_fk => [ \@coord,               'b',     'fk' ],
+	tpch_fk   => [ [ env_of($single) ], 'local', 'fk' ]);
 for my $schema (sort keys %loads)
 {
-	my ($env, $layout) = @{ $loads{$schema} };
-	my ($ok, $out, $err) =
-	  run_script($env, 'bash', "$tpch/load.sh", $sf, $layout, $schema);
+	my ($env, $layout, $indexes) = @{ $loads{$schema} };
+	my ($ok, $out, $err) = run_script([ @$env, RX_INDEX_SET => $indexes ],
+		'bash', "$tpch/load.sh", $sf, $layout, $schema);
 	ok($ok, "load.sh SF $sf layout $layout into $schema") or diag($err);
 	like($out, qr/^lineitem 59794$/m, "$schema: lineitem has all its rows")
 	  or diag($out);
@@ -95,24 +100,33 @@ for my $q (qw(q16 q18 q20))
 	close $fh;
 }
 
-for my $layout (qw(a b))
-{
-	my @env = (@coord, RX_LOCAL_PORT => $single->port, RX_LOCAL_DB => 'tpch');
-	my ($ok, $out, $err) =
-	  run_script(\@env, 'bash', "$tpch/check.sh", "tpch_$layout", 'tpch');
-	ok($ok, "layout $layout: check.sh passes") or diag($out . $err);
-	for my $q (map { sprintf('q%02d', $_) } 1 .. 22)
-	{
-		like($out, qr/^$q  same /m, "layout $layout: $q gives the single server's answer");
-	}
+is($rx->safe_psql(2, q{SELECT count(*) FROM pg_indexes WHERE schemaname = 'tpch_a_fk'}),
+	$single->safe_psql('tpch', q{SELECT count(*) FROM pg_indexes WHERE schemaname = 'tpch_fk'}),
+	'index set fk: every index on every member');
 
-	($ok, $out, $err) = run_script([ @env, RX_QUERY_DIR => $variants ],
-		'bash', "$tpch/check.sh", "tpch_$layout", 'tpch');
-	ok($ok, "layout $layout: variants pass") or diag($out . $err);
-	for my $q (qw(q16v q18v q20v))
+for my $set (['', 'pk'], ['_fk', 'fk'])
+{
+	my ($suffix, $indexes) = @$set;
+	for my $layout (qw(a b))
 	{
-		like($out, qr/^$q  same +[1-9][0-9]* rows/m,
-			"layout $layout: $q gives the single server's rows, and some");
+		my $label = "layout $layout, index set $indexes";
+		my @env = (@coord, RX_LOCAL_PORT => $single->port, RX_LOCAL_DB => 'tpch');
+		my ($ok, $out, $err) = run_script(\@env, 'bash', "$tpch/check.sh",
+			"tpch_$layout$suffix", "tpch$suffix");
+		ok($ok, "$label: check.sh passes") or diag($out . $err);
+		for my $q (map { sprintf('q%02d', $_) } 1 .. 22)
+		{
+			like($out, qr/^$q  same /m, "$label: $q gives the single server's answer");
+		}
+
+		($ok, $out, $err) = run_script([ @env, RX_QUERY_DIR => $variants ],
+			'bash', "$tpch/check.sh", "tpch_$layout$suffix", "tpch$suffix");
+		ok($ok, "$label: variants pass") or diag($out . $err);
+		for my $q (qw(q16v q18v q20v))
+		{
+			like($out, qr/^$q  same +[1-9][0-9]* rows/m,
+				"$label: $q gives the single server's rows, and some");
+		}
 	}
 }
 
