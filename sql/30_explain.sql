@@ -98,6 +98,18 @@ RESET plan_cache_mode;
 SELECT * FROM rx_ex_analyze('SELECT count(*) FROM ord a JOIN ord b ON a.o_cust = b.o_id');
 SELECT count(*) FROM ord a JOIN ord b ON a.o_cust = b.o_id;
 
+-- an exchange ships only the columns read above it (prune.c): the
+-- shuffled scan outputs NULL for o_amount and o_note, the join's other
+-- input keeps what the join returns
+EXPLAIN (VERBOSE, COSTS OFF) SELECT a.o_id, b.o_note FROM ord a JOIN ord b ON a.o_cust = b.o_id;
+SELECT count(*), count(b.o_note), sum(a.o_id) FROM ord a JOIN ord b ON a.o_cust = b.o_id;
+-- through a grouped join: what the aggregation reads stays, over Sort,
+-- partial aggregation and Hash
+EXPLAIN (VERBOSE, COSTS OFF)
+  SELECT c_nation, sum(o_amount) FROM ord JOIN cust ON o_cust = c_id GROUP BY c_nation;
+SELECT c_nation, sum(o_amount) FROM ord JOIN cust ON o_cust = c_id GROUP BY c_nation
+  ORDER BY c_nation LIMIT 3;
+
 -- rdma_exchange.enable = off: plans stay single-server, over this
 -- member's part of the table only
 SET rdma_exchange.enable = off;

@@ -644,6 +644,7 @@ rx_distribute(PlannedStmt *stmt, int nmembers)
 		push_limits(lfirst(lc));
 	/* no Gather is left: nothing needs parallel mode */
 	stmt->parallelModeNeeded = false;
+	rx_prune_exchange_columns(stmt);
 }
 
 static void

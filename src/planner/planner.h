@@ -43,6 +43,9 @@ extern void rx_decorrelate(Query *parse);
 /* sysattrs.c: system columns of distributed tables, before placement */
 extern void rx_system_columns(PlannedStmt *stmt);
 
+/* prune.c: below each SHUFFLE, the columns nobody reads become NULLs */
+extern void rx_prune_exchange_columns(PlannedStmt *stmt);
+
 /* fallback.c: a serial plan part reading a distributed table */
 extern Plan *rx_fallback_scan(RxPlanContext *ctx, Scan *scan);
 
