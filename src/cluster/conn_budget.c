@@ -30,6 +30,9 @@
  * members of the cluster to share, three connections a session, and at
  * least 2 sessions.
  *
+ * Background workers (the recovery worker, which also looks for deadlocks)
+ * are not counted and never wait.
+ *
  * Shared memory holds, per backend, how many connections it has open to
  * each member (only the backend itself writes its row; it is zeroed when
  * the backend exits) and, per member, its "host:port", its derived budget
@@ -191,7 +194,9 @@ rx_budget_reserve(const char *name)
 	int			budget;
 	TimestampTz deadline;
 
-	if (row == NULL || t < 0 || rx_max_member_sessions == 0)
+	/* client sessions share the budget; the recovery worker is not one */
+	if (row == NULL || t < 0 || rx_max_member_sessions == 0 ||
+		MyBackendType != B_BACKEND)
 		return -1;
 	if (!exit_registered)
 	{
