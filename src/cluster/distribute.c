@@ -25,13 +25,11 @@
  */
 #include "postgres.h"
 
-#include "access/genam.h"
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/dependency.h"
-#include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
@@ -46,7 +44,6 @@
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
-#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -319,27 +316,19 @@ create_routing_triggers(Oid relid, RxDistMethod method)
 Datum
 rx_drop_routing_triggers(PG_FUNCTION_ARGS)
 {
-	Oid			relid = PG_GETARG_OID(0);
-	Relation	tgrel = table_open(TriggerRelationId, RowExclusiveLock);
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tup;
+	Relation	rel = table_open(PG_GETARG_OID(0), AccessExclusiveLock);
 	List	   *doomed = NIL;
 	ListCell   *lc;
 
-	ScanKeyInit(&key, Anum_pg_trigger_tgrelid, BTEqualStrategyNumber,
-				F_OIDEQ, ObjectIdGetDatum(relid));
-	scan = systable_beginscan(tgrel, TriggerRelidNameIndexId, true, NULL, 1, &key);
-	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	for (int i = 0; rel->trigdesc && i < rel->trigdesc->numtriggers; i++)
 	{
-		Form_pg_trigger t = (Form_pg_trigger) GETSTRUCT(tup);
+		Trigger    *t = &rel->trigdesc->triggers[i];
 
 		if (t->tgisinternal &&
-			strncmp(NameStr(t->tgname), RX_TRIGGER_PREFIX, strlen(RX_TRIGGER_PREFIX)) == 0)
-			doomed = lappend_oid(doomed, t->oid);
+			strncmp(t->tgname, RX_TRIGGER_PREFIX, strlen(RX_TRIGGER_PREFIX)) == 0)
+			doomed = lappend_oid(doomed, t->tgoid);
 	}
-	systable_endscan(scan);
-	table_close(tgrel, RowExclusiveLock);
+	table_close(rel, NoLock);
 
 	foreach(lc, doomed)
 	{

@@ -64,8 +64,7 @@ PG_FUNCTION_INFO_V1(rx_catalog_changed);
 #define Anum_dist_relid				1
 #define Anum_dist_method			2
 #define Anum_dist_column			3
-#define Anum_dist_seq_stride		4
-#define Natts_dist					4
+#define Natts_dist					4	/* 4: seq_stride, for restore.c */
 
 typedef enum ExtensionState
 {

@@ -28,17 +28,26 @@
 #include "cluster/remote_xact.h"
 #include "cluster/sequences.h"
 
+/* a sequence one of a table's columns owns */
+typedef struct OwnedSequence
+{
+	char	   *name;			/* qualified, quoted */
+	char	   *column;			/* quoted */
+	int64		increment;
+	int64		next;			/* what nextval() here would give */
+} OwnedSequence;
+
 /*
- * The sequences relid's columns own: qualified name, increment, the value
- * the next nextval() here would give, and the owning column.  That value
- * is read from the sequence itself: pg_sequences.last_value is NULL after
+ * The sequences relid's columns own.  The next value is read from the
+ * sequence itself: pg_sequences.last_value is NULL after
  * setval(..., false) or ALTER SEQUENCE RESTART, whose next value is not
  * the start value.
  */
-static char ***
+static OwnedSequence *
 owned_sequences(Oid relid, int *n)
 {
 	char	 ***rows;
+	OwnedSequence *seqs;
 
 	rows = rx_spi_strings(psprintf("SELECT pg_catalog.format('%%I.%%I', sn.nspname, s.relname),"
 								   " sq.seqincrement, pg_catalog.quote_ident(a.attname)"
@@ -55,49 +64,43 @@ owned_sequences(Oid relid, int *n)
 								   " AND d.deptype OPERATOR(pg_catalog.=) ANY ('{a,i}')"
 								   " ORDER BY 1", relid),
 						  n);
+	seqs = palloc0(sizeof(OwnedSequence) * Max(*n, 1));
 	for (int i = 0; i < *n; i++)
 	{
 		char	 ***next;
 		int			one;
-		char	  **row = palloc(sizeof(char *) * 4);
 
-		next = rx_spi_strings(psprintf("SELECT CASE WHEN is_called THEN last_value OPERATOR(pg_catalog.+) %s"
+		seqs[i].name = rows[i][0];
+		seqs[i].increment = strtoi64(rows[i][1], NULL, 10);
+		seqs[i].column = rows[i][2];
+		next = rx_spi_strings(psprintf("SELECT CASE WHEN is_called THEN last_value OPERATOR(pg_catalog.+) " INT64_FORMAT
 									   " ELSE last_value END FROM %s",
-									   rows[i][1], rows[i][0]), &one);
-		row[0] = rows[i][0];
-		row[1] = rows[i][1];
-		row[2] = next[0][0];
-		row[3] = rows[i][2];
-		rows[i] = row;
+									   seqs[i].increment, seqs[i].name), &one);
+		seqs[i].next = strtoi64(next[0][0], NULL, 10);
 	}
-	return rows;
+	return seqs;
 }
 
 void
 rx_interleave_sequences(Oid relid, const RxMember *members, int nmembers,
 						int self)
 {
-	char	 ***rows;
 	int			n;
+	OwnedSequence *seqs = owned_sequences(relid, &n);
 
-	rows = owned_sequences(relid, &n);
 	for (int i = 0; i < n; i++)
-	{
-		int64		inc = strtoi64(rows[i][1], NULL, 10);
-		int64		next = strtoi64(rows[i][2], NULL, 10);
-
 		for (int m = 0; m < nmembers; m++)
 		{
 			char	   *sql = psprintf("ALTER SEQUENCE %s INCREMENT BY " INT64_FORMAT
 									   " RESTART WITH " INT64_FORMAT,
-									   rows[i][0], inc * nmembers, next + m * inc);
+									   seqs[i].name, seqs[i].increment * nmembers,
+									   seqs[i].next + m * seqs[i].increment);
 
 			if (m == self)
 				rx_spi_exec(sql);
 			else
 				rx_exec_command(rx_xact_connection(&members[m]), members[m].name, sql);
 		}
-	}
 }
 
 /*
@@ -111,14 +114,13 @@ rx_interleave_sequences(Oid relid, const RxMember *members, int nmembers,
 void
 rx_restore_sequences(Oid relid, int stride)
 {
-	char	 ***rows;
 	int			n;
+	OwnedSequence *seqs = owned_sequences(relid, &n);
 
-	rows = owned_sequences(relid, &n);
 	for (int i = 0; i < n; i++)
 	{
-		int64		inc = strtoi64(rows[i][1], NULL, 10);
-		int64		next = strtoi64(rows[i][2], NULL, 10);
+		int64		inc = seqs[i].increment;
+		int64		next = seqs[i].next;
 		char	 ***used;
 		int			one;
 
@@ -131,7 +133,7 @@ rx_restore_sequences(Oid relid, int stride)
 		used = rx_spi_strings(psprintf("SELECT %s(%s)::pg_catalog.int8 OPERATOR(pg_catalog.+) " INT64_FORMAT
 									   " FROM ONLY %s",
 									   inc > 0 ? "pg_catalog.max" : "pg_catalog.min",
-									   rows[i][3], inc,
+									   seqs[i].column, inc,
 									   rx_qualified_relname(relid)), &one);
 		if (used[0][0])
 		{
@@ -142,6 +144,6 @@ rx_restore_sequences(Oid relid, int stride)
 		}
 		rx_spi_exec(psprintf("ALTER SEQUENCE %s INCREMENT BY " INT64_FORMAT
 							 " RESTART WITH " INT64_FORMAT,
-							 rows[i][0], inc, next));
+							 seqs[i].name, inc, next));
 	}
 }

@@ -128,6 +128,38 @@ null_unread(Plan *plan, Bitmapset *read)
 	}
 }
 
+/*
+ * The child columns a SHUFFLE or RECEIVE reads: its output and filter read
+ * its scan tuple (INDEX_VAR), the custom_scan_tlist, whose entries read
+ * the child (OUTER_VAR); hash keys and parameters read either; a
+ * RECEIVE's merge (4) and lookup (8) keys are child positions.
+ */
+static Bitmapset *
+exchange_child_reads(CustomScan *cs, Bitmapset *read)
+{
+	Bitmapset  *scan = tlist_vars(&cs->scan.plan, read, INDEX_VAR);
+	Bitmapset  *child = add_vars(NULL, cs->custom_exprs, OUTER_VAR);
+	ListCell   *lc;
+
+	scan = add_vars(scan, cs->scan.plan.qual, INDEX_VAR);
+	scan = add_vars(scan, cs->custom_exprs, INDEX_VAR);
+	foreach(lc, cs->custom_scan_tlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+
+		if (bms_is_member(tle->resno, scan))
+			child = add_vars(child, tle->expr, OUTER_VAR);
+	}
+	if (rx_is_receive(&cs->scan.plan))
+	{
+		foreach(lc, (List *) list_nth(cs->custom_private, 4))
+			child = bms_add_member(child, lfirst_int(lc));
+		foreach(lc, (List *) list_nth(cs->custom_private, 8))
+			child = bms_add_member(child, lfirst_int(lc));
+	}
+	return child;
+}
+
 static void prune(Plan *plan, Bitmapset *read);
 
 /* a join's (or any two-input node's) children */
@@ -157,47 +189,13 @@ prune(Plan *plan, Bitmapset *read)
 	switch (nodeTag(plan))
 	{
 		case T_CustomScan:
-			{
-				CustomScan *cs = (CustomScan *) plan;
-
-				if (!rx_is_shuffle(plan) && !rx_is_receive(plan))
-					break;
-
-				/*
-				 * Its output and filter read its scan tuple (INDEX_VAR), the
-				 * custom_scan_tlist, whose entries read the child (OUTER_VAR);
-				 * hash keys and parameters read either.
-				 */
-				{
-					Bitmapset  *scan = tlist_vars(plan, read, INDEX_VAR);
-					ListCell   *lc;
-
-					scan = add_vars(scan, plan->qual, INDEX_VAR);
-					scan = add_vars(scan, cs->custom_exprs, INDEX_VAR);
-					child = add_vars(NULL, cs->custom_exprs, OUTER_VAR);
-					foreach(lc, cs->custom_scan_tlist)
-					{
-						TargetEntry *tle = lfirst_node(TargetEntry, lc);
-
-						if (bms_is_member(tle->resno, scan))
-							child = add_vars(child, tle->expr, OUTER_VAR);
-					}
-				}
-				if (rx_is_receive(plan))
-				{
-					ListCell   *lc;
-
-					/* merge keys (4) and lookup keys (8): child positions */
-					foreach(lc, (List *) list_nth(cs->custom_private, 4))
-						child = bms_add_member(child, lfirst_int(lc));
-					foreach(lc, (List *) list_nth(cs->custom_private, 8))
-						child = bms_add_member(child, lfirst_int(lc));
-				}
-				else
-					null_unread(plan->lefttree, child);
-				prune(plan->lefttree, child);
-				return;
-			}
+			if (!rx_is_shuffle(plan) && !rx_is_receive(plan))
+				break;
+			child = exchange_child_reads((CustomScan *) plan, read);
+			if (rx_is_shuffle(plan))
+				null_unread(plan->lefttree, child);
+			prune(plan->lefttree, child);
+			return;
 		case T_HashJoin:
 			{
 				HashJoin   *hj = (HashJoin *) plan;
