@@ -931,4 +931,5 @@ rx_dml_init(void)
 	CacheRegisterRelcacheCallback(dml_relcache_callback, (Datum) 0);
 	RegisterXactCallback(dml_xact_callback, NULL);
 	rx_dml_forward_init();
+	rx_row_locks_init();
 }

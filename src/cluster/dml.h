@@ -34,14 +34,61 @@
  */
 #include "nodes/params.h"
 #include "nodes/parsenodes.h"
+#include "nodes/bitmapset.h"
 #include "nodes/plannodes.h"
 
 extern List *rx_dml_forward_sql(Query *parse, bool *colocated);
 extern void rx_dml_forward_attach(PlannedStmt *stmt, List *forward);
 extern List *rx_dml_forward_of(PlannedStmt *stmt);
-typedef struct RxForward RxForward;
+
+/* a statement for the members with its bound parameters in text form */
+typedef struct RxForward
+{
+	const char *sql;
+	int			nparams;
+	Oid		   *types;			/* InvalidOid: the member infers it */
+	const char **values;		/* NULL: SQL NULL */
+} RxForward;
+
 extern RxForward *rx_dml_forward_begin(PlannedStmt *stmt, ParamListInfo params);
 extern uint64 rx_dml_forward_run(RxForward *forward, bool below_self);
+
+/*
+ * Shared with row_locks.c.  rx_forward_prepare: sql with the values of the
+ * bound parameters it uses (used: their ids, ascending) and of the
+ * subqueries computed first (shipped, see dml_forward.c);
+ * rx_deparse_query: a query as SQL with every name qualified;
+ * rx_statement_shape: what a statement reads.
+ */
+extern RxForward *rx_forward_prepare(const char *sql, List *used, List *shipped,
+									 ParamListInfo params);
+extern char *rx_deparse_query(Query *query);
+
+typedef struct RxStatementShape
+{
+	int			hash_tables;	/* hash-distributed range table entries */
+	int			reference_tables;
+	int			local_tables;	/* neither: they exist on one member */
+	bool		row_security;	/* policies apply to a table */
+	bool		ctes;			/* WITH */
+	bool		local_routines; /* user-defined functions, WHERE CURRENT OF */
+	Bitmapset  *params;			/* ids of the bound parameters used */
+} RxStatementShape;
+
+extern void rx_statement_shape(Node *node, RxStatementShape *shape);
+
+/*
+ * SELECT ... FOR UPDATE/SHARE over distributed or reference tables
+ * (row_locks.c).  rx_row_locks_check: from the planner hook before
+ * planning, NULL when the query locks no row of such a table, an error
+ * when it cannot lock them where they are stored, else what
+ * rx_row_locks_plan needs to turn the query's local plan into one that
+ * runs it on the members that store the rows.
+ */
+struct RxRowLocks;
+extern struct RxRowLocks *rx_row_locks_check(Query *parse);
+extern void rx_row_locks_plan(PlannedStmt *stmt, struct RxRowLocks *locks);
+extern void rx_row_locks_init(void);
 
 /* EXPLAIN ANALYZE of forwarded statements shows the other members' rows */
 extern void rx_dml_forward_init(void);

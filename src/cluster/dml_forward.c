@@ -42,6 +42,7 @@
 #include "postgres.h"
 
 #include "access/transam.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "catalog/pg_trigger.h"
 #include "commands/explain.h"
@@ -69,33 +70,33 @@
 /* first element of the fdwPrivLists entry that carries the SQL */
 #define FORWARD_MARKER "rdma_exchange: forward to every member"
 
-typedef struct ForwardCheck
-{
-	int			hash_tables;	/* hash-distributed range table entries */
-	bool		refused;
-	Bitmapset  *params;			/* ids of the bound parameters used */
-} ForwardCheck;
-
+/*
+ * What a statement reads, as far as running it on every member's part
+ * goes (dml.h).  Walks into subqueries and CTEs.
+ */
 static bool
-forward_check_walker(Node *node, ForwardCheck *fc)
+shape_walker(Node *node, RxStatementShape *shape)
 {
-	if (node == NULL || fc->refused)
+	if (node == NULL)
 		return false;
 	if (IsA(node, RangeTblEntry))
 	{
 		RangeTblEntry *rte = (RangeTblEntry *) node;
 
-		if (rte->rtekind == RTE_RELATION)
+		/* a view is expanded already: its entry is there for permissions */
+		if (rte->rtekind == RTE_RELATION && rte->relkind != RELKIND_VIEW)
 		{
 			RxTableDist dist;
 
 			rx_table_distribution(rte->relid, &dist);
 			if (dist.method == RX_DIST_HASH)
-				fc->hash_tables++;
-			else if (dist.method != RX_DIST_REFERENCE)
-				fc->refused = true;
+				shape->hash_tables++;
+			else if (dist.method == RX_DIST_REFERENCE)
+				shape->reference_tables++;
+			else
+				shape->local_tables++;
 			if (rte->securityQuals != NIL)
-				fc->refused = true;
+				shape->row_security = true;
 		}
 		return false;
 	}
@@ -104,17 +105,32 @@ forward_check_walker(Node *node, ForwardCheck *fc)
 		Query	   *q = (Query *) node;
 
 		if (q->cteList != NIL)
-			fc->refused = true;
-		return query_tree_walker(q, forward_check_walker, fc,
+			shape->ctes = true;
+		return query_tree_walker(q, shape_walker, shape,
 								 QTW_EXAMINE_RTES_BEFORE);
 	}
 	/* the cursor of WHERE CURRENT OF exists on this member only */
 	if (rx_node_calls_user_routine(node) || IsA(node, CurrentOfExpr))
-		fc->refused = true;
+		shape->local_routines = true;
 	/* other params (a sublink's, PARAM_SUBLINK) belong to the query */
 	if (IsA(node, Param) && ((Param *) node)->paramkind == PARAM_EXTERN)
-		fc->params = bms_add_member(fc->params, ((Param *) node)->paramid);
-	return expression_tree_walker(node, forward_check_walker, fc);
+		shape->params = bms_add_member(shape->params, ((Param *) node)->paramid);
+	return expression_tree_walker(node, shape_walker, shape);
+}
+
+void
+rx_statement_shape(Node *node, RxStatementShape *shape)
+{
+	memset(shape, 0, sizeof(RxStatementShape));
+	(void) shape_walker(node, shape);
+}
+
+/* something in it exists on this member only */
+static bool
+shape_refused(RxStatementShape *shape)
+{
+	return shape->local_tables > 0 || shape->row_security || shape->ctes ||
+		shape->local_routines;
 }
 
 /*
@@ -228,10 +244,10 @@ colocating_equality(Colocation *c, Node *node, Query *inner, int target_levelsup
 static int
 count_hash_tables(Node *node)
 {
-	ForwardCheck fc = {0, false, NULL};
+	RxStatementShape shape;
 
-	(void) forward_check_walker(node, &fc);
-	return fc.hash_tables;
+	rx_statement_shape(node, &shape);
+	return shape.hash_tables;
 }
 
 /* a subquery of the WHERE clause over one table co-located with the target */
@@ -317,8 +333,8 @@ target_or_param_walker(Node *node, Oid *relid)
 	return expression_tree_walker(node, target_or_param_walker, relid);
 }
 
-static char *
-deparse(Query *query)
+char *
+rx_deparse_query(Query *query)
 {
 	int			nest = NewGUCNestLevel();
 	char	   *sql;
@@ -343,7 +359,7 @@ shipped_param(ShipContext *sc, char kind, Query *sub, Oid type)
 	p->paramcollid = InvalidOid;
 	p->location = -1;
 	sc->subqueries = lappend(sc->subqueries,
-							 list_make3(makeInteger(kind), makeString(deparse(sub)),
+							 list_make3(makeInteger(kind), makeString(rx_deparse_query(sub)),
 										makeInteger(type)));
 	return p;
 }
@@ -406,7 +422,7 @@ rx_dml_forward_sql(Query *parse, bool *colocated)
 {
 	RangeTblEntry *target;
 	RxTableDist dist;
-	ForwardCheck fc = {0, false, NULL};
+	RxStatementShape fc;
 	Colocation c = {parse, {0}, InvalidOid, NULL, 0};
 	ShipContext sc = {&c, 0, NIL};
 	Query	   *members;
@@ -424,16 +440,15 @@ rx_dml_forward_sql(Query *parse, bool *colocated)
 		return NIL;
 
 	/* what the members run: subqueries computed here first */
-	(void) forward_check_walker((Node *) parse, &fc);
-	if (fc.refused || has_local_rules(target->relid))
+	rx_statement_shape((Node *) parse, &fc);
+	if (shape_refused(&fc) || has_local_rules(target->relid))
 		return NIL;
 	c.target = dist;
 	c.target_relid = target->relid;
 	sc.next_param = bms_is_empty(fc.params) ? 1 : bms_prev_member(fc.params, -1) + 1;
 	members = copyObject(parse);
 	members->jointree->quals = ship_subqueries_mutator(members->jointree->quals, &sc);
-	memset(&fc, 0, sizeof(fc));
-	(void) forward_check_walker((Node *) members, &fc);
+	rx_statement_shape((Node *) members, &fc);
 	if (fc.hash_tables > 1)
 	{
 		/*
@@ -449,7 +464,7 @@ rx_dml_forward_sql(Query *parse, bool *colocated)
 		*colocated = true;
 	}
 
-	sql = deparse(members);
+	sql = rx_deparse_query(members);
 	while ((id = bms_next_member(fc.params, id)) >= 0)
 		params = lappend_int(params, id);
 	return list_make4(makeString(FORWARD_MARKER), makeString(sql), params,
@@ -487,14 +502,6 @@ rx_dml_forward_of(PlannedStmt *stmt)
 /* while EXPLAIN ANALYZE runs an UPDATE or DELETE: rows per member */
 static uint64 *explained = NULL;
 static bool explained_ran = false;	/* some were forwarded */
-
-struct RxForward
-{
-	const char *sql;
-	int			nparams;
-	Oid		   *types;
-	const char **values;
-};
 
 /*
  * The result of a subquery computed first (see ship_subqueries_mutator()),
@@ -541,18 +548,23 @@ RxForward *
 rx_dml_forward_begin(PlannedStmt *stmt, ParamListInfo params)
 {
 	List	   *forward = rx_dml_forward_of(stmt);
-	List	   *used;
-	List	   *shipped;
+
+	if (forward == NIL)
+		return NULL;
+	return rx_forward_prepare(strVal(lsecond(forward)), (List *) lthird(forward),
+							  (List *) lfourth(forward), params);
+}
+
+RxForward *
+rx_forward_prepare(const char *sql, List *used, List *shipped,
+				   ParamListInfo params)
+{
 	int			first_shipped;
 	RxForward  *fw;
 	ListCell   *lc;
 
-	if (forward == NIL)
-		return NULL;
-	used = (List *) lthird(forward);
-	shipped = (List *) lfourth(forward);
 	fw = palloc0(sizeof(RxForward));
-	fw->sql = strVal(lsecond(forward));
+	fw->sql = sql;
 	fw->nparams = used != NIL ? llast_int(used) : 0;
 	fw->types = palloc0(sizeof(Oid) * (fw->nparams + 1));
 	fw->values = palloc0(sizeof(char *) * (fw->nparams + 1));

@@ -623,7 +623,7 @@ rx_distribute(PlannedStmt *stmt, int nmembers)
 		if (RowMarkRequiresRowShareLock(rc->markType) && dist.method == RX_DIST_HASH)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("SELECT FOR UPDATE/SHARE is not supported on distributed table \"%s\"",
+					 errmsg("SELECT FOR UPDATE/SHARE is not supported on distributed table \"%s\" here",
 							get_rel_name(rt_fetch(rc->rti, stmt->rtable)->relid)),
 					 errdetail("Each member would lock only the rows it stores."),
 					 errhint("Change the rows with UPDATE directly, or take LOCK TABLE, which locks the table on every member.")));
@@ -718,11 +718,25 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 	int			save_nestlevel;
 	int			save_planning = planning_nmembers;
 	List	   *forward;
+	struct RxRowLocks *locks;
 	bool		colocated = false;
 
 	if (!rx_enable || rx_in_fragment() || !IsTransactionState() ||
 		!rx_extension_loaded())
 		return plan_locally(parse, query_string, cursorOptions, boundParams);
+
+	/*
+	 * SELECT ... FOR UPDATE/SHARE: run on the members that store the rows,
+	 * reference tables' included (their rows are locked on the first
+	 * member)
+	 */
+	locks = rx_row_locks_check(parse);
+	if (locks != NULL)
+	{
+		stmt = plan_locally(parse, query_string, cursorOptions, boundParams);
+		rx_row_locks_plan(stmt, locks);
+		return stmt;
+	}
 	if (!touches_distributed_walker((Node *) parse, NULL))
 	{
 		/*
