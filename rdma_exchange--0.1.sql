@@ -309,6 +309,15 @@ AS 'MODULE_PATHNAME', 'rx_release_barrier'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 GRANT EXECUTE ON FUNCTION rdma_exchange.release_barrier() TO PUBLIC;
 
+-- The snapshot take_snapshot() holds, exported (pg_export_snapshot()) for
+-- the member-side transaction of a REPEATABLE READ or SERIALIZABLE
+-- transaction, which imports it with SET TRANSACTION SNAPSHOT.
+CREATE FUNCTION rdma_exchange.export_held_snapshot()
+RETURNS text
+AS 'MODULE_PATHNAME', 'rx_export_held_snapshot'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+GRANT EXECUTE ON FUNCTION rdma_exchange.export_held_snapshot() TO PUBLIC;
+
 CREATE FUNCTION rdma_exchange.barrier_commit()
 RETURNS void
 AS 'MODULE_PATHNAME', 'rx_barrier_commit'

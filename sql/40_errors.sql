@@ -209,8 +209,9 @@ CREATE INDEX g_lower ON g (lower(t));
 INSERT INTO g SELECT i, point(i, i), 'T' || i FROM generate_series(1, 2000) i;
 SELECT rdma_exchange.create_distributed_table('g', 'id');
 ANALYZE g;
-SELECT id FROM g FOR UPDATE;
-SELECT id FROM g WHERE id = 1 FOR SHARE;
+-- row locks the members cannot take for one query (row_locks.c)
+SELECT g.id FROM g JOIN g g2 ON g2.id = g.id + 1 WHERE g.id < 5 FOR UPDATE;
+SELECT * FROM (SELECT id FROM g WHERE id < 5 FOR SHARE) s;
 -- a nearest-neighbour index scan in the serial part of the plan
 SELECT id FROM g ORDER BY p <-> point(0, 0) LIMIT 3;
 -- the order of an expression index: the plan now sorts on the members

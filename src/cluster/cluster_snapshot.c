@@ -68,6 +68,7 @@
 
 PG_FUNCTION_INFO_V1(rx_take_snapshot);
 PG_FUNCTION_INFO_V1(rx_release_barrier);
+PG_FUNCTION_INFO_V1(rx_export_held_snapshot);
 PG_FUNCTION_INFO_V1(rx_barrier_commit);
 
 /*
@@ -202,6 +203,20 @@ rx_release_barrier(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+/*
+ * rdma_exchange.export_held_snapshot(): the held snapshot for another
+ * session of this member to import, while this transaction lasts
+ */
+Datum
+rx_export_held_snapshot(PG_FUNCTION_ARGS)
+{
+	if (held_snapshot == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("this session holds no snapshot of a distributed query")));
+	PG_RETURN_TEXT_P(cstring_to_text(ExportSnapshot(held_snapshot)));
+}
+
 /* rdma_exchange.barrier_commit(): a committer's, before PREPARE */
 Datum
 rx_barrier_commit(PG_FUNCTION_ARGS)
@@ -269,6 +284,7 @@ typedef struct ClusterSnapshot
 	char	   *text[RX_MAX_MEMBERS];	/* per member, for the fragments */
 	PGconn	   *holder[RX_MAX_MEMBERS]; /* NULL: this member */
 	bool		release_sent[RX_MAX_MEMBERS];
+	char	   *exported[RX_MAX_MEMBERS];	/* see rx_cluster_snapshot_export() */
 	Snapshot	local;			/* registered with the top transaction */
 	bool		complete;		/* every snapshot taken, no command pending
 								 * on a holder but release_barrier() */
@@ -566,6 +582,60 @@ rx_cluster_snapshot(EState *estate)
 	for (int m = 0; m < cs->nmembers; m++)
 		result = lappend(result, makeString(cs->text[m]));
 	return result;
+}
+
+/*
+ * The member-side transaction of a REPEATABLE READ or SERIALIZABLE
+ * transaction (remote_xact.c) reads and locks with the transaction's
+ * cluster snapshot, as its distributed queries do: otherwise it would
+ * take its own snapshot when the transaction first changes that member,
+ * and change or lock rows in versions the transaction's snapshot does not
+ * see instead of failing as one server would ("could not serialize
+ * access due to concurrent update").  The holder of member m's part
+ * exports it; the member-side transaction imports it with SET
+ * TRANSACTION SNAPSHOT.  Taken here if no distributed query took it yet.
+ */
+const char *
+rx_cluster_snapshot_export(const RxMember *member)
+{
+	RxMember   *members;
+	int			nmembers = rx_get_members(&members);
+	ClusterSnapshot *cs;
+	int			m;
+	PGresult   *res;
+
+	Assert(IsolationUsesXactSnapshot());
+	for (m = 0; m < nmembers; m++)
+		if (strcmp(members[m].name, member->name) == 0)
+			break;
+	for (cs = snapshots; cs != NULL; cs = cs->next)
+		if (cs->owner == NULL)
+			break;
+	if (cs == NULL)
+		cs = cluster_snapshot_take(NULL);
+	if (m >= cs->nmembers || cs->holder[m] == NULL)
+		elog(ERROR, "member \"%s\" has no part in this transaction's cluster snapshot",
+			 member->name);
+	if (cs->exported[m] != NULL)
+		return cs->exported[m];
+
+	/* release_barrier() went without waiting: its result first */
+	if (cs->release_sent[m])
+	{
+		while ((res = rx_get_result(cs->holder[m], member->name)) != NULL)
+		{
+			if (PQresultStatus(res) != PGRES_TUPLES_OK)
+				rx_report_remote_error(ERROR, cs->holder[m], res, member->name,
+									   "letting its read barrier go");
+			PQclear(res);
+		}
+		cs->release_sent[m] = false;
+	}
+	res = rx_exec_query(cs->holder[m], member->name,
+						"SELECT rdma_exchange.export_held_snapshot()");
+	cs->exported[m] = MemoryContextStrdup(TopTransactionContext, PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return cs->exported[m];
 }
 
 void

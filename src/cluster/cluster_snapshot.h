@@ -13,12 +13,21 @@
 #include "nodes/pg_list.h"
 #include "utils/snapshot.h"
 
+#include "cluster/metadata.h"
+
 /*
  * coordinator: the cluster snapshot of the query running in estate (of
  * the transaction at REPEATABLE READ and above), taken at the first call;
  * one String per member, for the fragment message
  */
 extern List *rx_cluster_snapshot(EState *estate);
+
+/*
+ * coordinator at REPEATABLE READ and above: member's part of the
+ * transaction's cluster snapshot (taken now if not yet), exported there
+ * for SET TRANSACTION SNAPSHOT
+ */
+extern const char *rx_cluster_snapshot_export(const RxMember *member);
 
 /* a two-phase committer: this member's barrier, until the transaction ends */
 extern void rx_barrier_commit_local(void);

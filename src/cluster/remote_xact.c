@@ -23,6 +23,7 @@
 #include "pgstat.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
+#include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -307,8 +308,20 @@ get_xconn(const RxMember *member, char **failure, bool change)
 	 */
 	if (xc->xact_depth == 0)
 	{
+		/*
+		 * At REPEATABLE READ and SERIALIZABLE, with the transaction's
+		 * cluster snapshot (cluster_snapshot.c).  SERIALIZABLE's predicate
+		 * locks would be per member: the member runs REPEATABLE READ.
+		 */
+		const char *begin = "BEGIN";
+
+		if (IsolationUsesXactSnapshot())
+			begin = rx_consistent_reads ?
+				psprintf("BEGIN ISOLATION LEVEL REPEATABLE READ; SET TRANSACTION SNAPSHOT %s",
+						 quote_literal_cstr(rx_cluster_snapshot_export(member))) :
+				"BEGIN ISOLATION LEVEL REPEATABLE READ";
 		rx_exec_command(xc->conn, xc->name,
-						psprintf("BEGIN; SET LOCAL lock_timeout = %d", LockTimeout));
+						psprintf("%s; SET LOCAL lock_timeout = %d", begin, LockTimeout));
 		xc->xact_depth = 1;
 		xc->lock_timeout = LockTimeout + 1;
 	}

@@ -90,6 +90,29 @@ run(a, "INSERT INTO acc VALUES (100, 1, 'new')")
 show('own changes', run(a, 'SELECT id, v FROM acc WHERE id IN (12, 100) ORDER BY id FOR UPDATE'))
 a.rollback()
 
+# --- REPEATABLE READ: rows changed since the transaction's snapshot -------------
+# one server fails the lock (and the update) of a row another transaction
+# changed after this one's snapshot; so must every member-side transaction
+b.set_session(isolation_level='REPEATABLE READ')
+show('rr first read', run(b, 'SELECT count(*) FROM acc'))
+for k in (13, 14, 15):
+    run(a, 'UPDATE acc SET v = v + 1 WHERE id = %s', (k,))
+a.commit()
+show('rr lock of a changed row 13', run(b, 'SELECT id FROM acc WHERE id = 13 FOR UPDATE'))
+b.rollback()
+show('rr first read again', run(b, 'SELECT count(*) FROM acc'))
+run(a, 'UPDATE acc SET v = v + 1 WHERE id IN (14, 15)')
+a.commit()
+show('rr update of changed rows 14 and 15', run(b, 'UPDATE acc SET v = 0 WHERE id IN (14, 15)'))
+b.rollback()
+show('rr write first, then read', run(b, 'UPDATE acc SET v = v WHERE v < 0'))
+run(a, 'UPDATE acc SET v = v + 1 WHERE id = 17')
+a.commit()
+show('... the change of a later commit stays unseen', run(b, 'SELECT v FROM acc WHERE id = 17'))
+show('... and its row cannot be locked', run(b, 'SELECT v FROM acc WHERE id = 17 FOR SHARE'))
+b.rollback()
+b.set_session(isolation_level='READ COMMITTED')
+
 # --- queue workers: ORDER BY id LIMIT n FOR UPDATE SKIP LOCKED -------------------
 workers = [session() for _ in range(4)]
 show('queue, limit 1, four workers in turn',

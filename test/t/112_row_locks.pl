@@ -10,7 +10,10 @@
 #     different members (test/clients/row_locks.py, run against the plain
 #     server and the cluster, every line compared): NOWAIT, SKIP LOCKED,
 #     lock_timeout, waiting and then seeing the committed row, the re-check
-#     of a row changed meanwhile, read-your-writes, queue workers taking one job each with
+#     of a row changed meanwhile, read-your-writes, REPEATABLE READ (a row
+#     changed after the transaction's snapshot cannot be locked or updated
+#     through any member: the member-side transactions import the cluster
+#     snapshot), queue workers taking one job each with
 #     ORDER BY ... LIMIT 1 FOR UPDATE SKIP LOCKED and draining a queue,
 #     reference-table rows locked once for all copies, a lock cycle ending
 #     in "deadlock detected".
