@@ -110,6 +110,23 @@ EXPLAIN (VERBOSE, COSTS OFF)
 SELECT c_nation, sum(o_amount) FROM ord JOIN cust ON o_cust = c_id GROUP BY c_nation
   ORDER BY c_nation LIMIT 3;
 
+-- semi and anti joins with an index on the inner table's join column,
+-- which is not its distribution column: a nested loop over that index
+-- cannot run on the members, and would run on the coordinator over
+-- gathered tables (costs.c); the join runs on the members instead, with
+-- ord shuffled by o_cust (TPC-H Q22's shape with an index on o_custkey)
+CREATE INDEX ord_cust ON ord (o_cust);
+ANALYZE ord;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM cust
+  WHERE c_nation = 3 AND NOT EXISTS (SELECT 1 FROM ord WHERE o_cust = c_id AND o_amount > 98);
+SELECT count(*) FROM cust
+  WHERE c_nation = 3 AND NOT EXISTS (SELECT 1 FROM ord WHERE o_cust = c_id AND o_amount > 98);
+EXPLAIN (COSTS OFF) SELECT count(*) FROM cust
+  WHERE c_nation = 3 AND EXISTS (SELECT 1 FROM ord WHERE o_cust = c_id AND o_amount > 98);
+SELECT count(*) FROM cust
+  WHERE c_nation = 3 AND EXISTS (SELECT 1 FROM ord WHERE o_cust = c_id AND o_amount > 98);
+DROP INDEX ord_cust;
+
 -- rdma_exchange.enable = off: plans stay single-server, over this
 -- member's part of the table only
 SET rdma_exchange.enable = off;

@@ -19,6 +19,7 @@
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
 #include "parser/parsetree.h"
+#include "utils/lsyscache.h"
 
 #include "cluster/metadata.h"
 #include "planner/planner.h"
@@ -120,6 +121,39 @@ path_gathers(Path *path)
 }
 
 /*
+ * Does the parameterized path read its distributed table by the
+ * distribution column (dist column = outer value among its parameter
+ * clauses)?  Then the outer rows can be shuffled to where the inner rows
+ * are (locus.c's param_key()).
+ */
+static bool
+keyed_on_distribution(PlannerInfo *root, Path *inner)
+{
+	RxTableDist dist;
+	ListCell   *lc;
+
+	rx_table_distribution(planner_rt_fetch(inner->parent->relid, root)->relid, &dist);
+	foreach(lc, inner->param_info->ppi_clauses)
+	{
+		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
+		OpExpr	   *op = (OpExpr *) ri->clause;
+
+		if (!IsA(op, OpExpr) || list_length(op->args) != 2 ||
+			!op_in_opfamily(op->opno, dist.hash_opfamily))
+			continue;
+		for (int side = 0; side < 2; side++)
+		{
+			Var		   *var = (Var *) rx_strip_relabel(list_nth(op->args, side));
+
+			if (IsA(var, Var) && var->varno == inner->parent->relid &&
+				var->varattno == dist.distcol)
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
  * Nested loops in the serial part, charged for what PostgreSQL does not
  * see.  The hook runs once for each pair of input relations and join type,
  * after that pair's paths were added: only those paths are charged (a
@@ -148,6 +182,17 @@ path_gathers(Path *path)
  *	  join's 337,000 rows estimated as 1, 129 million comparisons).  Such
  *	  loops are treated like enable_nestloop = off treats every nested
  *	  loop: taken only when nothing else is possible.
+ *
+ * And partial nested loops (in fragments) that cannot run on the members:
+ * a semi, anti or left join whose inner side is a parameterized scan of a
+ * distributed table by another column than its distribution column.  The
+ * inner side cannot move, the outer side can be neither shuffled to the
+ * inner rows (they are not placed by that column) nor broadcast (each
+ * member would emit its own unmatched rows), so locus.c gives up and the
+ * whole subtree runs serially over gathered tables: TPC-H Q22 with an
+ * index on orders(o_custkey) gathered all of orders for a NOT EXISTS.
+ * Treated like the loops above; the hash or merge join that shuffles the
+ * inner table by the join key is then what runs on the members.
  */
 static void
 rx_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel,
@@ -187,6 +232,25 @@ rx_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel,
 			continue;
 		path->path.startup_cost += charge;
 		path->path.total_cost += charge;
+		charged = true;
+	}
+
+	foreach(lc, joinrel->partial_pathlist)
+	{
+		JoinPath   *path = lfirst(lc);
+		Path	   *inner;
+
+		if (path->path.pathtype != T_NestLoop || path->jointype != path_jointype ||
+			path->jointype == JOIN_INNER ||	/* the outer side is broadcast */
+			path->outerjoinpath->parent != outerrel ||
+			path->innerjoinpath->parent != innerrel)
+			continue;
+		inner = path->innerjoinpath;
+		if (inner->param_info == NULL || !is_hash_distributed_rel(root, inner->parent) ||
+			keyed_on_distribution(root, inner))
+			continue;
+		path->path.startup_cost += disable_cost;
+		path->path.total_cost += disable_cost;
 		charged = true;
 	}
 
