@@ -127,6 +127,17 @@ SELECT count(*) FROM cust
   WHERE c_nation = 3 AND EXISTS (SELECT 1 FROM ord WHERE o_cust = c_id AND o_amount > 98);
 DROP INDEX ord_cust;
 
+-- a join whose inputs PostgreSQL could only gather (an IN over a grouped
+-- subquery, finished above its gather) runs on the members
+-- (below_gather.c): the groups are made where their o_cust is owned and
+-- joined with cust there; the coordinator receives the joined rows
+EXPLAIN (COSTS OFF) SELECT c_nation, count(*) FROM cust
+  WHERE c_id IN (SELECT o_cust FROM ord WHERE o_amount > 50 GROUP BY o_cust HAVING sum(o_amount) > 400)
+  GROUP BY c_nation;
+SELECT c_nation, count(*) FROM cust
+  WHERE c_id IN (SELECT o_cust FROM ord WHERE o_amount > 50 GROUP BY o_cust HAVING sum(o_amount) > 400)
+  GROUP BY c_nation ORDER BY c_nation LIMIT 3;
+
 -- rdma_exchange.enable = off: plans stay single-server, over this
 -- member's part of the table only
 SET rdma_exchange.enable = off;

@@ -12,8 +12,9 @@
  *  - each Gather / Gather Merge whose subtree can be placed (locus.c)
  *	  becomes a gather RECEIVE with the subtree as a fragment below a SHUFFLE
  *	  to the coordinator, exchanges inserted where rows must move;
- *  - an aggregate with many groups right above a Gather or Gather Merge
- *	  moves below it first, so that the members finish the groups they own;
+ *  - first, an aggregate with many groups right above a Gather or Gather
+ *	  Merge, and a hash join of two gathered inputs, move below the gather
+ *	  (below_gather.c), so that the members do that work on their rows;
  *  - everything else is the serial part on the coordinator: a Gather that
  *	  cannot be placed runs its subtree serially, and every scan of a
  *	  distributed table there is gathered from all members (fallback.c);
@@ -320,89 +321,9 @@ is_distributed_scan(RxPlanContext *ctx, Plan *plan)
 	return dist.method == RX_DIST_HASH;
 }
 
-/*
- * An aggregate with many groups right above a Gather or Gather Merge: the
- * coordinator would receive every member's groups (partial states, or the
- * rows themselves) and finish all of them alone.  Moved below the gather
- * it runs on every member on the groups that member owns (locus.c shuffles
- * its input by the group key) and the coordinator receives each group
- * once.  Only when the gather only selects columns of its child (the
- * Agg's references are mapped to those), and without
- * InitPlans of its own (they would have to travel with the fragment).
- */
-#define RX_MANY_GROUPS	1000
-
-/*
- * The gather's output columns as columns of its child (map[k] for output
- * column k), when it only selects columns and computes nothing.
- */
-static AttrNumber *
-gather_column_map(Plan *gather)
-{
-	AttrNumber *map = palloc0(sizeof(AttrNumber) * (list_length(gather->targetlist) + 1));
-	ListCell   *lc;
-
-	foreach(lc, gather->targetlist)
-	{
-		TargetEntry *tle = lfirst_node(TargetEntry, lc);
-		Var		   *var = (Var *) tle->expr;
-
-		if (!IsA(var, Var) || var->varno != OUTER_VAR)
-			return NULL;
-		map[tle->resno] = var->varattno;
-	}
-	return map;
-}
-
-static Node *
-remap_outer_vars_mutator(Node *node, AttrNumber *map)
-{
-	if (node == NULL)
-		return NULL;
-	if (IsA(node, Var) && ((Var *) node)->varno == OUTER_VAR)
-	{
-		Var		   *var = (Var *) copyObject(node);
-
-		var->varattno = map[var->varattno];
-		var->varattnosyn = var->varattno;
-		return (Node *) var;
-	}
-	return expression_tree_mutator(node, remap_outer_vars_mutator, map);
-}
-
-/* the Agg reads the gather's child instead of the gather */
-static void
-agg_skip_gather(Agg *agg, AttrNumber *map)
-{
-	Plan	   *plan = (Plan *) agg;
-
-	plan->targetlist = (List *) remap_outer_vars_mutator((Node *) plan->targetlist, map);
-	plan->qual = (List *) remap_outer_vars_mutator((Node *) plan->qual, map);
-	for (int i = 0; i < agg->numCols; i++)
-		agg->grpColIdx[i] = map[agg->grpColIdx[i]];
-	plan->lefttree = plan->lefttree->lefttree;
-}
-
-/* aggregates over sorted or distinct input, which a hash aggregate cannot run */
-static bool
-has_ordered_aggs_walker(Node *node, void *context)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, Aggref))
-	{
-		Aggref	   *aggref = (Aggref *) node;
-
-		if (aggref->aggorder != NIL || aggref->aggdistinct != NIL ||
-			aggref->aggkind != AGGKIND_NORMAL)
-			return true;
-	}
-	return expression_tree_walker(node, has_ordered_aggs_walker, context);
-}
-
 /* a plan node over plan passing every column of plan through */
-static List *
-passthrough_tlist(Plan *plan)
+List *
+rx_passthrough_tlist(Plan *plan)
 {
 	List	   *tlist = NIL;
 	ListCell   *lc;
@@ -427,7 +348,7 @@ rx_make_sort(RxPlanContext *ctx, Plan *child, int nkeys, AttrNumber *cols,
 {
 	Sort	   *sort = makeNode(Sort);
 
-	sort->plan.targetlist = passthrough_tlist(child);
+	sort->plan.targetlist = rx_passthrough_tlist(child);
 	sort->plan.lefttree = child;
 	sort->plan.plan_rows = child->plan_rows;
 	sort->plan.plan_width = child->plan_width;
@@ -442,120 +363,6 @@ rx_make_sort(RxPlanContext *ctx, Plan *child, int nkeys, AttrNumber *cols,
 	return sort;
 }
 
-/*
- * plan (with top, plan itself or a node above it) moves from above gather
- * to below it: it takes the gather's params, the gather its output.
- */
-static void
-swap_below(Plan *gather, Plan *plan, Plan *top)
-{
-	plan->extParam = bms_union(plan->extParam, gather->extParam);
-	plan->allParam = bms_union(plan->allParam, gather->allParam);
-	if (top != plan)
-	{
-		top->extParam = bms_copy(plan->extParam);
-		top->allParam = bms_copy(plan->allParam);
-	}
-	gather->lefttree = top;
-	gather->targetlist = passthrough_tlist(plan);
-	gather->extParam = bms_copy(plan->extParam);
-	gather->allParam = bms_copy(plan->allParam);
-	gather->plan_rows = plan->plan_rows;
-	gather->plan_width = plan->plan_width;
-	gather->startup_cost = plan->startup_cost;
-	gather->total_cost = plan->total_cost;
-}
-
-/*
- * A sorted aggregate over a Gather Merge sorted on the group keys (what
- * PostgreSQL plans when the groups are too many to hash in work_mem on one
- * server): on the members it becomes a hash aggregate, followed by a Sort
- * on the group keys in the Gather Merge's order, so the coordinator still
- * receives the groups in the order the plan above expects.  The group keys
- * must be output columns of the aggregate (else that order could not be
- * restored) and hashable, no aggregate may need sorted input, and
- * enable_hashagg must be on.
- */
-static Plan *
-sorted_agg_below_gather_merge(RxPlanContext *ctx, Agg *agg, AttrNumber *map)
-{
-	Plan	   *plan = (Plan *) agg;
-	GatherMerge *gm = (GatherMerge *) plan->lefttree;
-	AttrNumber *cols = palloc(sizeof(AttrNumber) * agg->numCols);
-	Sort	   *sort;
-
-	if (!enable_hashagg || gm->numCols < agg->numCols ||
-		has_ordered_aggs_walker((Node *) plan->targetlist, NULL) ||
-		has_ordered_aggs_walker((Node *) plan->qual, NULL))
-		return plan;
-	for (int i = 0; i < agg->numCols; i++)
-	{
-		TargetEntry *key = list_nth_node(TargetEntry, gm->plan.targetlist,
-										 agg->grpColIdx[i] - 1);
-		ListCell   *lc;
-
-		if (gm->sortColIdx[i] != agg->grpColIdx[i] ||
-			!op_hashjoinable(agg->grpOperators[i], exprType((Node *) key->expr)))
-			return plan;
-		cols[i] = InvalidAttrNumber;
-		foreach(lc, plan->targetlist)
-		{
-			TargetEntry *tle = lfirst_node(TargetEntry, lc);
-			Var		   *var = (Var *) tle->expr;
-
-			if (IsA(var, Var) && var->varno == OUTER_VAR &&
-				var->varattno == agg->grpColIdx[i])
-			{
-				cols[i] = tle->resno;
-				break;
-			}
-		}
-		if (cols[i] == InvalidAttrNumber)
-			return plan;
-	}
-
-	agg->aggstrategy = AGG_HASHED;
-	agg_skip_gather(agg, map);
-	/* the members' own sort for the Gather Merge is no longer needed */
-	if (IsA(plan->lefttree, Sort) || IsA(plan->lefttree, IncrementalSort))
-		plan->lefttree = plan->lefttree->lefttree;
-
-	sort = rx_make_sort(ctx, plan, agg->numCols, cols, gm->sortOperators,
-						gm->collations, gm->nullsFirst);
-
-	swap_below(&gm->plan, plan, (Plan *) sort);
-	gm->numCols = agg->numCols;
-	gm->sortColIdx = cols;
-	return (Plan *) gm;
-}
-
-static Plan *
-agg_below_gather(RxPlanContext *ctx, Plan *plan)
-{
-	Agg		   *agg = (Agg *) plan;
-	AttrNumber *map;
-
-	if (!IsA(plan, Agg) ||
-		agg->groupingSets != NIL || agg->numCols == 0 ||
-		DO_AGGSPLIT_SKIPFINAL(agg->aggsplit) || agg->numGroups < RX_MANY_GROUPS ||
-		plan->initPlan != NIL || plan->lefttree == NULL ||
-		!(IsA(plan->lefttree, Gather) || IsA(plan->lefttree, GatherMerge)) ||
-		(map = gather_column_map(plan->lefttree)) == NULL)
-		return plan;
-
-	if (agg->aggstrategy == AGG_HASHED && IsA(plan->lefttree, Gather))
-	{
-		Plan	   *gather = plan->lefttree;
-
-		agg_skip_gather(agg, map);
-		swap_below(gather, plan, plan);
-		return gather;
-	}
-	if (agg->aggstrategy == AGG_SORTED && IsA(plan->lefttree, GatherMerge))
-		return sorted_agg_below_gather_merge(ctx, agg, map);
-	return plan;
-}
-
 static Plan *
 rewrite_serial(RxPlanContext *ctx, Plan *plan)
 {
@@ -564,7 +371,7 @@ rewrite_serial(RxPlanContext *ctx, Plan *plan)
 	if (plan == NULL)
 		return NULL;
 	check_stack_depth();
-	plan = agg_below_gather(ctx, plan);
+	plan = rx_agg_below_gather(ctx, plan);
 	if (IsA(plan, Gather) || IsA(plan, GatherMerge))
 		return rewrite_gather(ctx, plan);
 	if (is_distributed_scan(ctx, plan))
@@ -636,9 +443,9 @@ rx_distribute(PlannedStmt *stmt, int nmembers)
 		max_node_id_walker(lfirst(lc), &max_id);
 	ctx.next_node_id = max_id + 1;
 
-	stmt->planTree = rewrite_serial(&ctx, stmt->planTree);
+	stmt->planTree = rewrite_serial(&ctx, rx_below_gathers(&ctx, stmt->planTree));
 	foreach(lc, stmt->subplans)
-		lfirst(lc) = rewrite_serial(&ctx, lfirst(lc));
+		lfirst(lc) = rewrite_serial(&ctx, rx_below_gathers(&ctx, lfirst(lc)));
 	push_limits(stmt->planTree);
 	foreach(lc, stmt->subplans)
 		push_limits(lfirst(lc));

@@ -27,6 +27,14 @@ extern List *rx_plan_children(Plan *plan);
 extern bool rx_is_relation_scan(Plan *plan);
 
 /* a Sort over child passing all its columns through, keys copied */
+/* a target list passing every output column of plan through */
+extern List *rx_passthrough_tlist(Plan *plan);
+
+/* below_gather.c: work above gathers moved below them */
+extern Plan *rx_agg_below_gather(RxPlanContext *ctx, Plan *plan);
+extern Plan *rx_join_below_gathers(RxPlanContext *ctx, Plan *plan);
+extern Plan *rx_below_gathers(RxPlanContext *ctx, Plan *plan);
+
 extern Sort *rx_make_sort(RxPlanContext *ctx, Plan *child, int nkeys,
 						  AttrNumber *cols, Oid *ops, Oid *collations,
 						  bool *nulls_first);
