@@ -37,8 +37,11 @@
  * it runs on every member on the groups that member owns (locus.c shuffles
  * its input by the group key) and the coordinator receives each group
  * once.  Only when the gather only selects columns of its child (the
- * Agg's references are mapped to those), and without
- * InitPlans of its own (they would have to travel with the fragment).
+ * Agg's references are mapped to those), and without InitPlans of its own
+ * (they would have to travel with the fragment).  With few groups it
+ * stays: the coordinator finishes them at little cost, where moving them
+ * costs an exchange; unless a join above can then move too (see
+ * rx_join_below_gathers()).
  */
 #define RX_MANY_GROUPS	1000
 
@@ -234,7 +237,10 @@ rx_agg_below_gather(RxPlanContext *ctx, Plan *plan)
  * BY ... HAVING), which it can only finish above a Gather).  Only when:
  *
  *	- both gathers only select columns, without InitPlans or params of
- *	  their own, and nothing in the join refers to a PARAM_EXEC param
+ *	  their own (a complete hash aggregate right above a gather moves
+ *	  below it first: TPC-H Q17's average quantity per part, then joined
+ *	  with part and lineitem on the members), and nothing in the join
+ *	  refers to a PARAM_EXEC param
  *	  (a fragment gets only the query's bound parameters);
  *	- the join is expected to return no more rows than the two inputs
  *	  together (else gathering the inputs moves less);
@@ -260,6 +266,36 @@ has_exec_param_walker(Node *node, void *context)
 	return expression_tree_walker(node, has_exec_param_walker, context);
 }
 
+/*
+ * A complete hash aggregate (PostgreSQL made no partial one) over a plain
+ * gather, moved below it on copies of the two nodes (the plan is left as
+ * it was): its input rows, which would all travel to the coordinator,
+ * are shuffled by the group key instead.  Else the plan itself.
+ */
+static Plan *
+complete_agg_below(Plan *plan)
+{
+	Agg		   *agg = (Agg *) plan;
+	AttrNumber *map;
+	Agg		   *moved;
+	Gather	   *gather;
+
+	if (!IsA(plan, Agg) || agg->aggstrategy != AGG_HASHED ||
+		agg->aggsplit != AGGSPLIT_SIMPLE || agg->groupingSets != NIL ||
+		agg->numCols == 0 || plan->initPlan != NIL ||
+		!gather_is_plain(plan->lefttree) ||
+		(map = gather_column_map(plan->lefttree)) == NULL)
+		return plan;
+	moved = palloc(sizeof(Agg));
+	memcpy(moved, agg, sizeof(Agg));
+	gather = palloc(sizeof(Gather));
+	memcpy(gather, plan->lefttree, sizeof(Gather));
+	agg_skip_gather(moved, map);
+	moved->plan.lefttree = gather->plan.lefttree;
+	swap_below(&gather->plan, &moved->plan, &moved->plan);
+	return &gather->plan;
+}
+
 Plan *
 rx_join_below_gathers(RxPlanContext *ctx, Plan *plan)
 {
@@ -274,10 +310,13 @@ rx_join_below_gathers(RxPlanContext *ctx, Plan *plan)
 	Gather	   *gather;
 
 	if (!IsA(plan, HashJoin) || plan->initPlan != NIL || hash == NULL ||
-		!IsA(hash, Hash) || hash->initPlan != NIL ||
-		!gather_is_plain(outer) || !gather_is_plain(hash->lefttree))
+		!IsA(hash, Hash) || hash->initPlan != NIL)
 		return plan;
-	inner = hash->lefttree;
+	/* an input aggregated above its gather moves first (TPC-H Q17) */
+	outer = complete_agg_below(outer);
+	inner = complete_agg_below(hash->lefttree);
+	if (!gather_is_plain(outer) || !gather_is_plain(inner))
+		return plan;
 	if (plan->plan_rows > outer->plan_rows + inner->plan_rows ||
 		has_exec_param_walker((Node *) plan->targetlist, NULL) ||
 		has_exec_param_walker((Node *) plan->qual, NULL) ||
