@@ -237,7 +237,8 @@ rx_agg_below_gather(RxPlanContext *ctx, Plan *plan)
  * BY ... HAVING), which it can only finish above a Gather).  Only when:
  *
  *	- both gathers only select columns, without InitPlans or params of
- *	  their own (a complete hash aggregate right above a gather moves
+ *	  their own (a Gather Merge counts as a Gather: see
+ *	  unordered_gather(); a complete hash aggregate right above a gather moves
  *	  below it first: TPC-H Q17's average quantity per part, then joined
  *	  with part and lineitem on the members), and nothing in the join
  *	  refers to a PARAM_EXEC param
@@ -254,6 +255,43 @@ gather_is_plain(Plan *gather)
 
 	return IsA(gather, Gather) && !g->single_copy && gather->initPlan == NIL &&
 		bms_is_empty(g->initParam);
+}
+
+/*
+ * plan as an unordered Gather, a copy (the plan is left as it was): a
+ * Gather Merge feeding a hash join gives an order nobody uses (a hash join
+ * does not keep it; PostgreSQL took the sorted path because it had it),
+ * so it becomes a Gather, without the Sort right below it that only
+ * served the merge.  NULL for anything else, and for gathers with
+ * InitPlans or params of their own.
+ */
+static Plan *
+unordered_gather(Plan *plan)
+{
+	Gather	   *g;
+
+	if (gather_is_plain(plan))
+	{
+		g = palloc(sizeof(Gather));
+		memcpy(g, plan, sizeof(Gather));
+		return &g->plan;
+	}
+	if (IsA(plan, GatherMerge) && plan->initPlan == NIL &&
+		bms_is_empty(((GatherMerge *) plan)->initParam))
+	{
+		GatherMerge *gm = (GatherMerge *) plan;
+
+		g = makeNode(Gather);
+		g->plan = gm->plan;
+		NodeSetTag(g, T_Gather);
+		g->num_workers = gm->num_workers;
+		g->rescan_param = gm->rescan_param;
+		if (g->plan.lefttree != NULL && IsA(g->plan.lefttree, Sort) &&
+			g->plan.lefttree->initPlan == NIL)
+			g->plan.lefttree = g->plan.lefttree->lefttree;
+		return &g->plan;
+	}
+	return NULL;
 }
 
 static bool
@@ -313,9 +351,9 @@ rx_join_below_gathers(RxPlanContext *ctx, Plan *plan)
 		!IsA(hash, Hash) || hash->initPlan != NIL)
 		return plan;
 	/* an input aggregated above its gather moves first (TPC-H Q17) */
-	outer = complete_agg_below(outer);
-	inner = complete_agg_below(hash->lefttree);
-	if (!gather_is_plain(outer) || !gather_is_plain(inner))
+	outer = unordered_gather(complete_agg_below(outer));
+	inner = unordered_gather(complete_agg_below(hash->lefttree));
+	if (outer == NULL || inner == NULL)
 		return plan;
 	if (plan->plan_rows > outer->plan_rows + inner->plan_rows ||
 		has_exec_param_walker((Node *) plan->targetlist, NULL) ||
