@@ -120,6 +120,15 @@ path_gathers(Path *path)
 	}
 }
 
+static int
+compare_total_cost(const ListCell *a, const ListCell *b)
+{
+	Cost		ca = ((Path *) lfirst(a))->total_cost;
+	Cost		cb = ((Path *) lfirst(b))->total_cost;
+
+	return ca < cb ? -1 : ca > cb ? 1 : 0;
+}
+
 /*
  * Does the parameterized path read its distributed table by the
  * distribution column (dist column = outer value among its parameter
@@ -201,6 +210,7 @@ rx_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel,
 {
 	JoinType	path_jointype = jointype;
 	bool		charged = false;
+	bool		charged_partial = false;
 	ListCell   *lc;
 
 	if (prev_set_join_pathlist_hook)
@@ -251,7 +261,7 @@ rx_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel,
 			continue;
 		path->path.startup_cost += disable_cost;
 		path->path.total_cost += disable_cost;
-		charged = true;
+		charged = charged_partial = true;
 	}
 
 	if (charged)
@@ -271,6 +281,14 @@ rx_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel,
 			rejoining = false;
 		}
 		PG_END_TRY();
+
+		/*
+		 * Gather paths are made over the first partial path, which
+		 * add_partial_path() keeps the cheapest only while the list is in
+		 * cost order: the charges above broke that order
+		 */
+		if (charged_partial)
+			list_sort(joinrel->partial_pathlist, compare_total_cost);
 	}
 }
 
