@@ -90,6 +90,7 @@
 #include "utils/syscache.h"
 
 #include "cluster/dml.h"
+#include "cluster/row_locks.h"
 #include "cluster/hashing.h"
 #include "cluster/metadata.h"
 #include "cluster/ref_order.h"

@@ -77,18 +77,6 @@ typedef struct RxStatementShape
 
 extern void rx_statement_shape(Node *node, RxStatementShape *shape);
 
-/*
- * SELECT ... FOR UPDATE/SHARE over distributed or reference tables
- * (row_locks.c).  rx_row_locks_check: from the planner hook before
- * planning, NULL when the query locks no row of such a table, an error
- * when it cannot lock them where they are stored, else what
- * rx_row_locks_plan needs to turn the query's local plan into one that
- * runs it on the members that store the rows.
- */
-struct RxRowLocks;
-extern struct RxRowLocks *rx_row_locks_check(Query *parse);
-extern void rx_row_locks_plan(PlannedStmt *stmt, struct RxRowLocks *locks);
-extern void rx_row_locks_init(void);
 
 /* EXPLAIN ANALYZE of forwarded statements shows the other members' rows */
 extern void rx_dml_forward_init(void);

@@ -76,6 +76,7 @@
 #include "cluster/metadata.h"
 #include "cluster/remote.h"
 #include "cluster/remote_xact.h"
+#include "cluster/row_locks.h"
 #include "planner/planner.h"
 
 #define LOCK_ROWS_NAME "LOCK ROWS"

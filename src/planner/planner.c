@@ -57,6 +57,7 @@
 #include "rdma_exchange.h"
 #include "cluster/dispatch.h"
 #include "cluster/dml.h"
+#include "cluster/row_locks.h"
 #include "cluster/metadata.h"
 #include "exec/exchange.h"
 #include "planner/planner.h"
