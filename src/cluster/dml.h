@@ -32,9 +32,9 @@
  * with a lower member index than this one (below_self) or a higher one,
  * returns the rows they changed.
  */
+#include "nodes/bitmapset.h"
 #include "nodes/params.h"
 #include "nodes/parsenodes.h"
-#include "nodes/bitmapset.h"
 #include "nodes/plannodes.h"
 
 extern List *rx_dml_forward_sql(Query *parse, bool *colocated);
@@ -67,7 +67,6 @@ extern char *rx_deparse_query(Query *query);
 typedef struct RxStatementShape
 {
 	int			hash_tables;	/* hash-distributed range table entries */
-	int			reference_tables;
 	int			local_tables;	/* neither: they exist on one member */
 	bool		row_security;	/* policies apply to a table */
 	bool		ctes;			/* WITH */
@@ -76,7 +75,6 @@ typedef struct RxStatementShape
 } RxStatementShape;
 
 extern void rx_statement_shape(Node *node, RxStatementShape *shape);
-
 
 /* EXPLAIN ANALYZE of forwarded statements shows the other members' rows */
 extern void rx_dml_forward_init(void);

@@ -91,9 +91,7 @@ shape_walker(Node *node, RxStatementShape *shape)
 			rx_table_distribution(rte->relid, &dist);
 			if (dist.method == RX_DIST_HASH)
 				shape->hash_tables++;
-			else if (dist.method == RX_DIST_REFERENCE)
-				shape->reference_tables++;
-			else
+			else if (dist.method != RX_DIST_REFERENCE)
 				shape->local_tables++;
 			if (rte->securityQuals != NIL)
 				shape->row_security = true;

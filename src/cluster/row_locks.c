@@ -168,23 +168,15 @@ owner_key(Query *parse, Oid relid)
 	rx_table_distribution(relid, &dist);
 	foreach(lc, make_ands_implicit((Expr *) copyObject(parse->jointree->quals)))
 	{
-		OpExpr	   *op = lfirst(lc);
+		Expr	   *value = rx_distcol_equality(lfirst(lc), rti, &dist);
 
-		if (!IsA(op, OpExpr) || list_length(op->args) != 2 ||
-			!op_in_opfamily(op->opno, dist.hash_opfamily))
-			continue;
-		for (int side = 0; side < 2; side++)
-		{
-			Var		   *var = (Var *) rx_strip_relabel(list_nth(op->args, side));
-			Expr	   *value = rx_strip_relabel(list_nth(op->args, 1 - side));
-
-			if (IsA(var, Var) && var->varno == rti && var->varlevelsup == 0 &&
-				var->varattno == dist.distcol &&
-				(IsA(value, Const) ||
-				 (IsA(value, Param) && ((Param *) value)->paramkind == PARAM_EXTERN)) &&
-				exprType((Node *) value) == dist.distcol_type)
-				return value;
-		}
+		if (value != NULL)
+			value = rx_strip_relabel(value);
+		if (value != NULL &&
+			(IsA(value, Const) ||
+			 (IsA(value, Param) && ((Param *) value)->paramkind == PARAM_EXTERN)) &&
+			exprType((Node *) value) == dist.distcol_type)
+			return value;
 	}
 	return NULL;
 }
@@ -291,37 +283,14 @@ rx_row_locks_check(Query *parse)
 	return rl;
 }
 
-/* a target list of Vars over the columns of the node below */
-static List *
-column_tlist(List *tlist, int varno)
-{
-	List	   *result = NIL;
-	ListCell   *lc;
-
-	foreach(lc, tlist)
-	{
-		TargetEntry *tle = lfirst_node(TargetEntry, lc);
-		TargetEntry *col;
-
-		col = makeTargetEntry((Expr *) makeVar(varno, tle->resno,
-											   exprType((Node *) tle->expr),
-											   exprTypmod((Node *) tle->expr),
-											   exprCollation((Node *) tle->expr), 0),
-							  tle->resno, tle->resname, tle->resjunk);
-		col->ressortgroupref = tle->ressortgroupref;
-		result = lappend(result, col);
-	}
-	return result;
-}
-
+/* a plan node's estimates: the local plan's */
 static void
-copy_costs(Plan *to, Plan *from, int *next_id)
+copy_costs(Plan *to, Plan *from)
 {
 	to->startup_cost = from->startup_cost;
 	to->total_cost = from->total_cost;
 	to->plan_rows = from->plan_rows;
 	to->plan_width = from->plan_width;
-	to->plan_node_id = (*next_id)++;
 }
 
 static CustomScanMethods lock_rows_plan_methods;
@@ -334,14 +303,16 @@ void
 rx_row_locks_plan(PlannedStmt *stmt, struct RxRowLocks *rl)
 {
 	Plan	   *local = stmt->planTree;
+	RxPlanContext ctx = {stmt};
 	CustomScan *cscan = makeNode(CustomScan);
 	Plan	   *top = &cscan->scan.plan;
+	int			nkeys = list_length(rl->sort);
+	AttrNumber *cols = palloc(sizeof(AttrNumber) * (nkeys + 1));
+	Oid		   *ops = palloc(sizeof(Oid) * (nkeys + 1));
+	Oid		   *colls = palloc(sizeof(Oid) * (nkeys + 1));
+	bool	   *nulls = palloc(sizeof(bool) * (nkeys + 1));
+	List	   *keys[4] = {NIL, NIL, NIL, NIL};
 	List	   *scan_tlist = NIL;
-	List	   *cols = NIL,
-			   *ops = NIL,
-			   *colls = NIL,
-			   *nulls = NIL;
-	int			next_id = 0;
 	ListCell   *lc;
 
 	foreach(lc, rl->tlist)
@@ -355,48 +326,34 @@ rx_row_locks_plan(PlannedStmt *stmt, struct RxRowLocks *rl)
 	{
 		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
 		TargetEntry *tle = get_sortgroupclause_tle(sgc, rl->tlist);
+		int			k = foreach_current_index(lc);
 
-		cols = lappend_int(cols, tle->resno);
-		ops = lappend_oid(ops, sgc->sortop);
-		colls = lappend_oid(colls, exprCollation((Node *) tle->expr));
-		nulls = lappend_int(nulls, sgc->nulls_first);
+		cols[k] = tle->resno;
+		ops[k] = sgc->sortop;
+		colls[k] = exprCollation((Node *) tle->expr);
+		nulls[k] = sgc->nulls_first;
+		keys[0] = lappend_int(keys[0], cols[k]);
+		keys[1] = lappend_oid(keys[1], ops[k]);
+		keys[2] = lappend_oid(keys[2], colls[k]);
+		keys[3] = lappend_int(keys[3], nulls[k]);
 	}
 
 	cscan->scan.scanrelid = 0;
 	cscan->custom_scan_tlist = scan_tlist;
-	top->targetlist = column_tlist(rl->tlist, INDEX_VAR);
+	top->targetlist = rx_column_tlist(rl->tlist, INDEX_VAR);
+	top->plan_node_id = rx_new_node_id(&ctx);
 	cscan->methods = &lock_rows_plan_methods;
 	cscan->custom_private = list_make5(makeString(rl->sql), rl->params,
 									   makeInteger(rl->where),
 									   makeInteger((int) rl->relid),
-									   list_make4(cols, ops, colls, nulls));
+									   list_make4(keys[0], keys[1], keys[2], keys[3]));
 	cscan->custom_exprs = list_make3(rl->key,
 									 rl->limit_count ? expression_planner((Expr *) rl->limit_count) : NULL,
 									 rl->limit_offset ? expression_planner((Expr *) rl->limit_offset) : NULL);
-	copy_costs(top, local, &next_id);
+	copy_costs(top, local);
 
-	if (rl->sort != NIL)
-	{
-		Sort	   *sort = makeNode(Sort);
-		int			k = 0;
-
-		sort->numCols = list_length(cols);
-		sort->sortColIdx = palloc(sizeof(AttrNumber) * sort->numCols);
-		sort->sortOperators = palloc(sizeof(Oid) * sort->numCols);
-		sort->collations = palloc(sizeof(Oid) * sort->numCols);
-		sort->nullsFirst = palloc(sizeof(bool) * sort->numCols);
-		for (k = 0; k < sort->numCols; k++)
-		{
-			sort->sortColIdx[k] = list_nth_int(cols, k);
-			sort->sortOperators[k] = list_nth_oid(ops, k);
-			sort->collations[k] = list_nth_oid(colls, k);
-			sort->nullsFirst[k] = list_nth_int(nulls, k);
-		}
-		sort->plan.targetlist = column_tlist(rl->tlist, OUTER_VAR);
-		sort->plan.lefttree = top;
-		copy_costs(&sort->plan, local, &next_id);
-		top = &sort->plan;
-	}
+	if (nkeys > 0)
+		top = (Plan *) rx_make_sort(&ctx, top, nkeys, cols, ops, colls, nulls);
 	if (rl->limit_count != NULL || rl->limit_offset != NULL)
 	{
 		Limit	   *limit = makeNode(Limit);
@@ -404,9 +361,10 @@ rx_row_locks_plan(PlannedStmt *stmt, struct RxRowLocks *rl)
 		limit->limitCount = (Node *) lsecond(cscan->custom_exprs);
 		limit->limitOffset = (Node *) lthird(cscan->custom_exprs);
 		limit->limitOption = LIMIT_OPTION_COUNT;
-		limit->plan.targetlist = column_tlist(rl->tlist, OUTER_VAR);
+		limit->plan.targetlist = rx_passthrough_tlist(top);
 		limit->plan.lefttree = top;
-		copy_costs(&limit->plan, local, &next_id);
+		limit->plan.plan_node_id = rx_new_node_id(&ctx);
+		copy_costs(&limit->plan, local);
 		top = &limit->plan;
 	}
 

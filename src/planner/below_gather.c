@@ -13,8 +13,8 @@
  * the subtrees on the members, with the exchanges they then need:
  *
  *  - an aggregate with many groups right above a Gather or Gather Merge
- *	  (rx_agg_below_gather());
- *  - a hash join whose inputs are both gathered (rx_join_below_gathers()).
+ *	  (agg_below_gather());
+ *  - a hash join whose inputs are both gathered (join_below_gathers()).
  *
  *-------------------------------------------------------------------------
  */
@@ -41,7 +41,7 @@
  * (they would have to travel with the fragment).  With few groups it
  * stays: the coordinator finishes them at little cost, where moving them
  * costs an exchange; unless a join above can then move too (see
- * rx_join_below_gathers()).
+ * join_below_gathers()).
  */
 #define RX_MANY_GROUPS	1000
 
@@ -88,11 +88,14 @@ static void
 agg_skip_gather(Agg *agg, AttrNumber *map)
 {
 	Plan	   *plan = (Plan *) agg;
+	AttrNumber *cols = palloc(sizeof(AttrNumber) * agg->numCols);
 
 	plan->targetlist = (List *) remap_outer_vars_mutator((Node *) plan->targetlist, map);
 	plan->qual = (List *) remap_outer_vars_mutator((Node *) plan->qual, map);
+	/* a new array: a flat copy of the Agg shares the old one */
 	for (int i = 0; i < agg->numCols; i++)
-		agg->grpColIdx[i] = map[agg->grpColIdx[i]];
+		cols[i] = map[agg->grpColIdx[i]];
+	agg->grpColIdx = cols;
 	plan->lefttree = plan->lefttree->lefttree;
 }
 
@@ -135,6 +138,23 @@ swap_below(Plan *gather, Plan *plan, Plan *top)
 	gather->plan_width = plan->plan_width;
 	gather->startup_cost = plan->startup_cost;
 	gather->total_cost = plan->total_cost;
+}
+
+/*
+ * A hash aggregate over a Gather, moved below it on copies of the two
+ * nodes (the plan is left as it was): Gather(Agg(the gather's child)).
+ */
+static Plan *
+hashed_agg_below(Agg *agg, AttrNumber *map)
+{
+	Agg		   *moved = palloc(sizeof(Agg));
+	Gather	   *gather = palloc(sizeof(Gather));
+
+	memcpy(moved, agg, sizeof(Agg));
+	memcpy(gather, agg->plan.lefttree, sizeof(Gather));
+	agg_skip_gather(moved, map);
+	swap_below(&gather->plan, &moved->plan, &moved->plan);
+	return &gather->plan;
 }
 
 /*
@@ -200,8 +220,8 @@ sorted_agg_below_gather_merge(RxPlanContext *ctx, Agg *agg, AttrNumber *map)
 	return (Plan *) gm;
 }
 
-Plan *
-rx_agg_below_gather(RxPlanContext *ctx, Plan *plan)
+static Plan *
+agg_below_gather(RxPlanContext *ctx, Plan *plan)
 {
 	Agg		   *agg = (Agg *) plan;
 	AttrNumber *map;
@@ -215,13 +235,7 @@ rx_agg_below_gather(RxPlanContext *ctx, Plan *plan)
 		return plan;
 
 	if (agg->aggstrategy == AGG_HASHED && IsA(plan->lefttree, Gather))
-	{
-		Plan	   *gather = plan->lefttree;
-
-		agg_skip_gather(agg, map);
-		swap_below(gather, plan, plan);
-		return gather;
-	}
+		return hashed_agg_below(agg, map);
 	if (agg->aggstrategy == AGG_SORTED && IsA(plan->lefttree, GatherMerge))
 		return sorted_agg_below_gather_merge(ctx, agg, map);
 	return plan;
@@ -294,29 +308,17 @@ unordered_gather(Plan *plan)
 	return NULL;
 }
 
-static bool
-has_exec_param_walker(Node *node, void *context)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, Param) && ((Param *) node)->paramkind == PARAM_EXEC)
-		return true;
-	return expression_tree_walker(node, has_exec_param_walker, context);
-}
-
 /*
  * A complete hash aggregate (PostgreSQL made no partial one) over a plain
- * gather, moved below it on copies of the two nodes (the plan is left as
- * it was): its input rows, which would all travel to the coordinator,
- * are shuffled by the group key instead.  Else the plan itself.
+ * gather, moved below it (on copies): its input rows, which would all
+ * travel to the coordinator, are shuffled by the group key instead.  Else
+ * the plan itself.
  */
 static Plan *
 complete_agg_below(Plan *plan)
 {
 	Agg		   *agg = (Agg *) plan;
 	AttrNumber *map;
-	Agg		   *moved;
-	Gather	   *gather;
 
 	if (!IsA(plan, Agg) || agg->aggstrategy != AGG_HASHED ||
 		agg->aggsplit != AGGSPLIT_SIMPLE || agg->groupingSets != NIL ||
@@ -324,18 +326,11 @@ complete_agg_below(Plan *plan)
 		!gather_is_plain(plan->lefttree) ||
 		(map = gather_column_map(plan->lefttree)) == NULL)
 		return plan;
-	moved = palloc(sizeof(Agg));
-	memcpy(moved, agg, sizeof(Agg));
-	gather = palloc(sizeof(Gather));
-	memcpy(gather, plan->lefttree, sizeof(Gather));
-	agg_skip_gather(moved, map);
-	moved->plan.lefttree = gather->plan.lefttree;
-	swap_below(&gather->plan, &moved->plan, &moved->plan);
-	return &gather->plan;
+	return hashed_agg_below(agg, map);
 }
 
-Plan *
-rx_join_below_gathers(RxPlanContext *ctx, Plan *plan)
+static Plan *
+join_below_gathers(RxPlanContext *ctx, Plan *plan)
 {
 	HashJoin   *hj = (HashJoin *) plan;
 	Plan	   *outer = plan->lefttree;
@@ -356,10 +351,10 @@ rx_join_below_gathers(RxPlanContext *ctx, Plan *plan)
 	if (outer == NULL || inner == NULL)
 		return plan;
 	if (plan->plan_rows > outer->plan_rows + inner->plan_rows ||
-		has_exec_param_walker((Node *) plan->targetlist, NULL) ||
-		has_exec_param_walker((Node *) plan->qual, NULL) ||
-		has_exec_param_walker((Node *) hj->join.joinqual, NULL) ||
-		has_exec_param_walker((Node *) hj->hashclauses, NULL) ||
+		rx_has_exec_param((Node *) plan->targetlist) ||
+		rx_has_exec_param((Node *) plan->qual) ||
+		rx_has_exec_param((Node *) hj->join.joinqual) ||
+		rx_has_exec_param((Node *) hj->hashclauses) ||
 		(outer_map = gather_column_map(outer)) == NULL ||
 		(inner_map = gather_column_map(inner)) == NULL)
 		return plan;
@@ -406,30 +401,10 @@ rx_join_below_gathers(RxPlanContext *ctx, Plan *plan)
 Plan *
 rx_below_gathers(RxPlanContext *ctx, Plan *plan)
 {
-	ListCell   *lc;
-
 	if (plan == NULL || IsA(plan, Gather) || IsA(plan, GatherMerge))
 		return plan;
 	check_stack_depth();
-	switch (nodeTag(plan))
-	{
-		case T_Append:
-			foreach(lc, ((Append *) plan)->appendplans)
-				lfirst(lc) = rx_below_gathers(ctx, lfirst(lc));
-			break;
-		case T_MergeAppend:
-			foreach(lc, ((MergeAppend *) plan)->mergeplans)
-				lfirst(lc) = rx_below_gathers(ctx, lfirst(lc));
-			break;
-		case T_SubqueryScan:
-			((SubqueryScan *) plan)->subplan =
-				rx_below_gathers(ctx, ((SubqueryScan *) plan)->subplan);
-			break;
-		default:
-			break;
-	}
-	plan->lefttree = rx_below_gathers(ctx, plan->lefttree);
-	plan->righttree = rx_below_gathers(ctx, plan->righttree);
-	plan = rx_agg_below_gather(ctx, plan);
-	return rx_join_below_gathers(ctx, plan);
+	rx_map_plan_children(ctx, plan, rx_below_gathers);
+	plan = agg_below_gather(ctx, plan);
+	return join_below_gathers(ctx, plan);
 }

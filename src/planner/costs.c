@@ -19,7 +19,6 @@
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
 #include "parser/parsetree.h"
-#include "utils/lsyscache.h"
 
 #include "cluster/metadata.h"
 #include "planner/planner.h"
@@ -145,19 +144,9 @@ keyed_on_distribution(PlannerInfo *root, Path *inner)
 	foreach(lc, inner->param_info->ppi_clauses)
 	{
 		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
-		OpExpr	   *op = (OpExpr *) ri->clause;
 
-		if (!IsA(op, OpExpr) || list_length(op->args) != 2 ||
-			!op_in_opfamily(op->opno, dist.hash_opfamily))
-			continue;
-		for (int side = 0; side < 2; side++)
-		{
-			Var		   *var = (Var *) rx_strip_relabel(list_nth(op->args, side));
-
-			if (IsA(var, Var) && var->varno == inner->parent->relid &&
-				var->varattno == dist.distcol)
-				return true;
-		}
+		if (rx_distcol_equality(ri->clause, inner->parent->relid, &dist) != NULL)
+			return true;
 	}
 	return false;
 }

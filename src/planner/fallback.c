@@ -171,21 +171,6 @@ fetch_column(Scan *scan, RangeTblEntry *rte, AttrNumber a, bool *as_text)
 	return (Expr *) out;
 }
 
-static bool
-contains_param_walker(Node *node, void *context)
-{
-	if (node == NULL)
-		return false;
-	/*
-	 * Executor parameters of the serial part change between rescans; bound
-	 * parameters ($1) are fixed for the execution and travel with the
-	 * fragment, so filters on them run on the members.
-	 */
-	if (IsA(node, Param) && ((Param *) node)->paramkind == PARAM_EXEC)
-		return true;
-	return expression_tree_walker(node, contains_param_walker, context);
-}
-
 static void
 refuse(Scan *scan, RangeTblEntry *rte, const char *why)
 {
@@ -449,12 +434,16 @@ rx_fallback_scan(RxPlanContext *ctx, Scan *scan)
 		map.attnos = lappend_int(map.attnos, a);
 	}
 
-	/* filters without parameters of the serial part run on the members */
+	/*
+	 * filters without parameters of the serial part run on the members:
+	 * those change between rescans; bound parameters ($1) are fixed for
+	 * the execution and travel with the fragment
+	 */
 	foreach(lc, quals)
 	{
 		Node	   *qual = lfirst(lc);
 
-		if (!contains_param_walker(qual, NULL) && rx_expr_shippable(qual))
+		if (!rx_has_exec_param(qual) && rx_expr_shippable(qual))
 			pushed = lappend(pushed, qual);
 		else
 			kept = lappend(kept, qual);

@@ -322,22 +322,87 @@ is_distributed_scan(RxPlanContext *ctx, Plan *plan)
 	return dist.method == RX_DIST_HASH;
 }
 
-/* a plan node over plan passing every column of plan through */
 List *
-rx_passthrough_tlist(Plan *plan)
+rx_column_tlist(List *tlist, Index varno)
 {
-	List	   *tlist = NIL;
+	List	   *result = NIL;
 	ListCell   *lc;
 
-	foreach(lc, plan->targetlist)
+	foreach(lc, tlist)
 	{
 		TargetEntry *tle = lfirst_node(TargetEntry, lc);
 
-		tlist = lappend(tlist,
-						makeTargetEntry((Expr *) makeVarFromTargetEntry(OUTER_VAR, tle),
-										tle->resno, tle->resname, tle->resjunk));
+		result = lappend(result,
+						 makeTargetEntry((Expr *) makeVarFromTargetEntry(varno, tle),
+										 tle->resno, tle->resname, tle->resjunk));
 	}
-	return tlist;
+	return result;
+}
+
+List *
+rx_passthrough_tlist(Plan *plan)
+{
+	return rx_column_tlist(plan->targetlist, OUTER_VAR);
+}
+
+void
+rx_map_plan_children(RxPlanContext *ctx, Plan *plan,
+					 Plan *(*fn) (RxPlanContext *ctx, Plan *child))
+{
+	ListCell   *lc;
+
+	switch (nodeTag(plan))
+	{
+		case T_Append:
+			foreach(lc, ((Append *) plan)->appendplans)
+				lfirst(lc) = fn(ctx, lfirst(lc));
+			break;
+		case T_MergeAppend:
+			foreach(lc, ((MergeAppend *) plan)->mergeplans)
+				lfirst(lc) = fn(ctx, lfirst(lc));
+			break;
+		case T_SubqueryScan:
+			((SubqueryScan *) plan)->subplan =
+				fn(ctx, ((SubqueryScan *) plan)->subplan);
+			break;
+		case T_CustomScan:
+			foreach(lc, ((CustomScan *) plan)->custom_plans)
+				lfirst(lc) = fn(ctx, lfirst(lc));
+			break;
+		default:
+			break;
+	}
+	plan->lefttree = fn(ctx, plan->lefttree);
+	plan->righttree = fn(ctx, plan->righttree);
+}
+
+Expr *
+rx_distcol_equality(Expr *clause, Index varno, const RxTableDist *dist)
+{
+	OpExpr	   *op = (OpExpr *) clause;
+
+	if (!IsA(op, OpExpr) || list_length(op->args) != 2 ||
+		!op_in_opfamily(op->opno, dist->hash_opfamily))
+		return NULL;
+	for (int side = 0; side < 2; side++)
+	{
+		Var		   *var = (Var *) rx_strip_relabel(list_nth(op->args, side));
+
+		if (IsA(var, Var) && var->varno == varno && var->varlevelsup == 0 &&
+			var->varattno == dist->distcol)
+			return list_nth(op->args, 1 - side);
+	}
+	return NULL;
+}
+
+bool
+rx_has_exec_param(Node *node)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Param) && ((Param *) node)->paramkind == PARAM_EXEC)
+		return true;
+	return expression_tree_walker(node, rx_has_exec_param, NULL);
 }
 
 #define palloc_array_copy(a, n) \
@@ -367,41 +432,16 @@ rx_make_sort(RxPlanContext *ctx, Plan *child, int nkeys, AttrNumber *cols,
 static Plan *
 rewrite_serial(RxPlanContext *ctx, Plan *plan)
 {
-	ListCell   *lc;
-
 	if (plan == NULL)
 		return NULL;
 	check_stack_depth();
-	plan = rx_agg_below_gather(ctx, plan);
 	if (IsA(plan, Gather) || IsA(plan, GatherMerge))
 		return rewrite_gather(ctx, plan);
 	if (is_distributed_scan(ctx, plan))
 		return rx_fallback_scan(ctx, (Scan *) plan);
 
 	plan->parallel_aware = false;
-	switch (nodeTag(plan))
-	{
-		case T_Append:
-			foreach(lc, ((Append *) plan)->appendplans)
-				lfirst(lc) = rewrite_serial(ctx, lfirst(lc));
-			break;
-		case T_MergeAppend:
-			foreach(lc, ((MergeAppend *) plan)->mergeplans)
-				lfirst(lc) = rewrite_serial(ctx, lfirst(lc));
-			break;
-		case T_SubqueryScan:
-			((SubqueryScan *) plan)->subplan =
-				rewrite_serial(ctx, ((SubqueryScan *) plan)->subplan);
-			break;
-		case T_CustomScan:
-			foreach(lc, ((CustomScan *) plan)->custom_plans)
-				lfirst(lc) = rewrite_serial(ctx, lfirst(lc));
-			break;
-		default:
-			break;
-	}
-	plan->lefttree = rewrite_serial(ctx, plan->lefttree);
-	plan->righttree = rewrite_serial(ctx, plan->righttree);
+	rx_map_plan_children(ctx, plan, rewrite_serial);
 	return plan;
 }
 

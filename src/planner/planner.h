@@ -10,6 +10,8 @@
 
 #include "nodes/plannodes.h"
 
+#include "cluster/metadata.h"
+
 typedef struct RxPlanContext
 {
 	PlannedStmt *stmt;
@@ -26,15 +28,38 @@ extern List *rx_plan_children(Plan *plan);
 /* a scan of a relation's heap (sequential, sample, index, bitmap, TID) */
 extern bool rx_is_relation_scan(Plan *plan);
 
-/* a Sort over child passing all its columns through, keys copied */
-/* a target list passing every output column of plan through */
+/*
+ * A target list of Vars (varno: OUTER_VAR, INDEX_VAR) over the columns
+ * of tlist, each as it is there; rx_passthrough_tlist: over plan's output,
+ * for a node above it that passes every column through.
+ */
+extern List *rx_column_tlist(List *tlist, Index varno);
 extern List *rx_passthrough_tlist(Plan *plan);
 
-/* below_gather.c: work above gathers moved below them */
-extern Plan *rx_agg_below_gather(RxPlanContext *ctx, Plan *plan);
-extern Plan *rx_join_below_gathers(RxPlanContext *ctx, Plan *plan);
+/* replace each direct child of plan (any node type) by fn(ctx, child) */
+extern void rx_map_plan_children(RxPlanContext *ctx, Plan *plan,
+								 Plan *(*fn) (RxPlanContext *ctx, Plan *child));
+
+/*
+ * clause is "column = other" with column the distribution column of dist
+ * (a Var of varno, of this query level) under an operator of its hash
+ * operator family, which puts equal values on the same member: other, or
+ * NULL
+ */
+extern Expr *rx_distcol_equality(Expr *clause, Index varno,
+								 const RxTableDist *dist);
+
+/*
+ * an executor parameter (PARAM_EXEC) in node: set by the serial part
+ * (nest loops, InitPlans, rescans), so it cannot travel with a fragment;
+ * bound parameters ($1) can
+ */
+extern bool rx_has_exec_param(Node *node);
+
+/* below_gather.c: work above gathers moved below them, bottom up */
 extern Plan *rx_below_gathers(RxPlanContext *ctx, Plan *plan);
 
+/* a Sort over child passing all its columns through, keys copied */
 extern Sort *rx_make_sort(RxPlanContext *ctx, Plan *child, int nkeys,
 						  AttrNumber *cols, Oid *ops, Oid *collations,
 						  bool *nulls_first);
