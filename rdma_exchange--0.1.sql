@@ -445,3 +445,12 @@ RETURNS text
 AS 'MODULE_PATHNAME', 'rx_execute_fragment'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 GRANT EXECUTE ON FUNCTION rdma_exchange.execute_fragment(text) TO PUBLIC;
+
+-- A query only this member can answer, sent here whole (direct dispatch):
+-- runs the signed plan, returns its rows, every column as text.  Bound to
+-- its role and its query like a fragment.
+CREATE FUNCTION rdma_exchange.execute_direct(fragment text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'rx_execute_direct'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+GRANT EXECUTE ON FUNCTION rdma_exchange.execute_direct(text) TO PUBLIC;

@@ -21,6 +21,7 @@
 #include "cluster/deadlock.h"
 #include "cluster/fragment_guard.h"
 #include "cluster/metadata.h"
+#include "exec/direct.h"
 #include "exec/exchange.h"
 #include "planner/planner.h"
 #include "transport/fabric.h"
@@ -271,5 +272,6 @@ _PG_init(void)
 	rx_conn_budget_init();
 	rx_transport_init();
 	rx_exec_init();
+	rx_direct_init();
 	rx_planner_init();
 }

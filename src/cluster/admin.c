@@ -20,20 +20,26 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_extension.h"
 #include "commands/dbcommands.h"
 #include "executor/spi.h"
 #include "funcapi.h"
-#include "catalog/pg_authid.h"
 #include "miscadmin.h"
 #include "parser/parser.h"
 #include "storage/lmgr.h"
 #include "tcop/tcopprot.h"
 #include "tcop/utility.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
 
 #include "rdma_exchange.h"
 #include "cluster/admin.h"
@@ -163,14 +169,32 @@ rx_spi_exec(const char *sql)
 	SPI_finish();
 }
 
+/* read from the catalog directly: every fragment message carries it */
 char *
 rx_local_extension_version(void)
 {
-	int			n;
-	char	 ***rows = rx_spi_strings("SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'rdma_exchange'",
-									  &n);
+	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	char	   *version = NULL;
 
-	return n > 0 ? rows[0][0] : pstrdup("");
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
+				F_NAMEEQ, CStringGetDatum("rdma_exchange"));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+	{
+		bool		isnull;
+		Datum		value = heap_getattr(tuple, Anum_pg_extension_extversion,
+										 RelationGetDescr(rel), &isnull);
+
+		if (!isnull)
+			version = TextDatumGetCString(value);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return version != NULL ? version : pstrdup("");
 }
 
 static char *

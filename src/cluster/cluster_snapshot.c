@@ -271,6 +271,25 @@ rx_cluster_snapshot_restore(const char *text, const char *member)
 	return snap;
 }
 
+/*
+ * A snapshot of this member for a query that reads this member only (a
+ * directly dispatched query, planner/direct.c), taken between distributed
+ * commits: a committer holds the barrier from before its first commit
+ * anywhere until its commit here, so after waiting for the barrier this
+ * snapshot sees every distributed transaction that some member already
+ * shows as committed, as a cluster snapshot would.  Not registered.
+ */
+Snapshot
+rx_barrier_snapshot(void)
+{
+	Snapshot	snap;
+
+	(void) barrier_share(true);
+	snap = GetLatestSnapshot();
+	barrier_share_release();
+	return snap;
+}
+
 /* ---------------------------------------------------------------------
  * Coordinator side
  * ---------------------------------------------------------------------

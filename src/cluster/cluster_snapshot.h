@@ -34,6 +34,7 @@ extern void rx_barrier_commit_local(void);
 
 /* member: the snapshot a fragment reads with, from its message */
 extern Snapshot rx_cluster_snapshot_restore(const char *text, const char *member);
+extern Snapshot rx_barrier_snapshot(void);
 
 extern void rx_cluster_snapshot_init(void);
 

@@ -364,59 +364,97 @@ statement_text(EState *estate, PlannedStmt *top)
 	return pnstrdup(src + loc, pg_mbcliplen(src + loc, len, Min(len, 1024)));
 }
 
-static char *
-build_message(RxDispatch *d, RxReceiveState *r, uint64 query_id, uint64 token,
-			  int self, int gather_design, List *snapshots)
+/*
+ * What every fragment message says: who and where the members are, the
+ * fragment with the range table entries, indexes and bound parameters it
+ * uses, the settings and timestamps of this statement.
+ */
+static void
+message_body(RxFragmentMsg *msg, Plan *fragment, EState *estate,
+			 RxMember *members, int nmembers, int self, FragmentScan *fs)
 {
-	EState	   *estate = r->css.ss.ps.state;
 	PlannedStmt *top = estate->es_plannedstmt;
-	Plan	   *fragment = outerPlan(r->css.ss.ps.plan);
 	PlannedStmt *stmt = makeNode(PlannedStmt);
-	RxFragmentMsg msg;
-	FragmentScan fs = {0};
 	ListCell   *lc;
 
-	memset(&msg, 0, sizeof(msg));
-	msg.query_id = query_id;
-	msg.token = token;
-	msg.coordinator = self;
-	msg.nmembers = d->nmembers;
-	for (int m = 0; m < d->nmembers; m++)
+	msg->coordinator = self;
+	msg->nmembers = nmembers;
+	for (int m = 0; m < nmembers; m++)
 	{
-		strlcpy(msg.fabric_addrs[m], d->members[m].fabric_addr, RX_FABRIC_ADDR_LEN);
-		strlcpy(msg.member_names[m], d->members[m].name, NAMEDATALEN);
+		strlcpy(msg->fabric_addrs[m], members[m].fabric_addr, RX_FABRIC_ADDR_LEN);
+		strlcpy(msg->member_names[m], members[m].name, NAMEDATALEN);
 	}
-	msg.instrument_options = estate->es_instrument;
+	msg->instrument_options = estate->es_instrument;
 
-	/* every exchange's design, chosen here once for all members */
-	fs.designs = list_make2_int(r->info.exchange_id, gather_design);
-	scan_fragment(fragment, &fs);
-	msg.designs = fs.designs;
+	scan_fragment(fragment, fs);
+	msg->designs = fs->designs;
 	stmt->commandType = CMD_SELECT;
 	stmt->canSetTag = true;
 	stmt->planTree = fragment;
-	stmt->rtable = fragment_rtable(top->rtable, fs.rtis, &msg);
+	stmt->rtable = fragment_rtable(top->rtable, fs->rtis, msg);
 	/* fragments never contain SubPlans (the planner checks); keep positions */
 	foreach(lc, top->subplans)
 		stmt->subplans = lappend(stmt->subplans, NULL);
 	stmt->paramExecTypes = top->paramExecTypes;
 	stmt->stmt_location = -1;
 	stmt->queryId = top->queryId;
-	msg.stmt = stmt;
-	msg.query_text = statement_text(estate, top);
+	msg->stmt = stmt;
+	msg->query_text = statement_text(estate, top);
 
-	foreach(lc, fs.index_oids)
+	foreach(lc, fs->index_oids)
 	{
-		msg.index_oids = lappend(msg.index_oids,
-								 makeString(psprintf("%u", lfirst_oid(lc))));
-		msg.index_names = lappend(msg.index_names,
-								  makeString(rx_qualified_relname(lfirst_oid(lc))));
+		msg->index_oids = lappend(msg->index_oids,
+								  makeString(psprintf("%u", lfirst_oid(lc))));
+		msg->index_names = lappend(msg->index_names,
+								   makeString(rx_qualified_relname(lfirst_oid(lc))));
 	}
-	fragment_params(r, fragment, estate, &msg);
-	extern_params(estate, &msg);
-	shipped_settings(&msg);
-	msg.xact_start = GetCurrentTransactionStartTimestamp();
-	msg.stmt_start = GetCurrentStatementStartTimestamp();
+	extern_params(estate, msg);
+	shipped_settings(msg);
+	msg->xact_start = GetCurrentTransactionStartTimestamp();
+	msg->stmt_start = GetCurrentStatementStartTimestamp();
+}
+
+static char *
+build_message(RxDispatch *d, RxReceiveState *r, uint64 query_id, uint64 token,
+			  int self, int gather_design, List *snapshots)
+{
+	Plan	   *fragment = outerPlan(r->css.ss.ps.plan);
+	RxFragmentMsg msg;
+	FragmentScan fs = {0};
+
+	memset(&msg, 0, sizeof(msg));
+	msg.query_id = query_id;
+	msg.token = token;
+	/* every exchange's design, chosen here once for all members */
+	fs.designs = list_make2_int(r->info.exchange_id, gather_design);
+	message_body(&msg, fragment, r->css.ss.ps.state, d->members, d->nmembers,
+				 self, &fs);
+	fragment_params(r, fragment, r->css.ss.ps.state, &msg);
+	msg.snapshots = snapshots;
+	rx_fragment_bind(&msg);
+	return rx_fragment_encode(&msg);
+}
+
+/*
+ * A directly dispatched query (exec/direct.c): the whole plan, for one
+ * member, with no exchange.  snapshots as for a fragment, or NIL: the
+ * member takes its own (rx_barrier_snapshot()).
+ */
+char *
+rx_direct_message(Plan *plan, EState *estate, List *snapshots)
+{
+	RxMember   *members;
+	int			nmembers = rx_get_members(&members);
+	RxFragmentMsg msg;
+	FragmentScan fs = {0};
+
+	memset(&msg, 0, sizeof(msg));
+	/* the member runs a message once: its id and token make it unique */
+	if (!pg_strong_random(&msg.query_id, sizeof(msg.query_id)) ||
+		!pg_strong_random(&msg.token, sizeof(msg.token)))
+		elog(ERROR, "could not generate a random query id");
+	message_body(&msg, plan, estate, members, nmembers,
+				 rx_self_member_index(), &fs);
 	msg.snapshots = snapshots;
 	rx_fragment_bind(&msg);
 	return rx_fragment_encode(&msg);

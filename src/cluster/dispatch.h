@@ -45,6 +45,9 @@ extern RxSelfFragment *rx_self_fragment_start(const char *message,
 											  const char *member_name);
 extern char *rx_self_fragment_finish(RxSelfFragment *sf);
 
+/* a directly dispatched query's whole plan, for one member (exec/direct.c) */
+extern char *rx_direct_message(Plan *plan, EState *estate, List *snapshots);
+
 /* member side: run a fragment message here, return its report */
 extern char *rx_run_fragment(const char *message);
 

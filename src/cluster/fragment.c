@@ -22,6 +22,7 @@
 #include "access/parallel.h"
 #include "access/transam.h"
 #include "access/xact.h"
+#include "funcapi.h"
 #include "catalog/namespace.h"
 #include "executor/executor.h"
 #include "executor/instrument.h"
@@ -53,6 +54,7 @@
 #include "transport/transport.h"
 
 PG_FUNCTION_INFO_V1(rx_execute_fragment);
+PG_FUNCTION_INFO_V1(rx_execute_direct);
 
 /* the fragment this backend is running */
 static RxHub *current_hub = NULL;
@@ -362,28 +364,22 @@ report_statement(RxFragmentMsg *msg, PlannedStmt *stmt)
 }
 
 /*
- * Run a signed fragment message in this backend: a member session's
- * (execute_fragment) or a parallel worker of the coordinator's backend
- * (fragment_worker.c).  Returns the instrumentation report.
+ * Check and take in a signed fragment message: membership, binding, the
+ * statement's settings (at a new GUC nest level, *nest) and timestamps,
+ * relations, indexes and columns by name.  Returns the message, its plan
+ * ready to run here.
  */
-char *
-rx_run_fragment(const char *message)
+static RxFragmentMsg *
+fragment_open(const char *message, FragmentWalk *w, int *nest)
 {
 	RxFragmentMsg *msg;
 	RxMember   *members;
 	int			nmembers;
 	int			self;
 	PlannedStmt *stmt;
-	FragmentWalk w = {0};
-	RxPortSpec spec;
-	RxPort	   *port;
-	QueryDesc  *qd;
-	StringInfoData report;
 	ListCell   *a,
 			   *b;
 	int			rti;
-	int			save_nestlevel;
-	Snapshot	snapshot;
 
 	if (current_hub != NULL)
 		ereport(ERROR,
@@ -416,18 +412,22 @@ rx_run_fragment(const char *message)
 	rx_fragment_check_binding(msg, members[self].name);
 	report_statement(msg, stmt);
 
-	/* the query's cluster snapshot, as every member reads it */
-	snapshot = msg->snapshots != NIL
-		? rx_cluster_snapshot_restore(strVal(list_nth(msg->snapshots, self)),
-									  members[self].name)
-		: GetActiveSnapshot();
-
-	save_nestlevel = NewGUCNestLevel();
+	*nest = NewGUCNestLevel();
 	forboth(a, msg->guc_names, b, msg->guc_values)
+	{
+		const char *current = GetConfigOptionByName(strVal(lfirst(a)), NULL, true);
+
+		/*
+		 * Only what differs: setting some is not cheap (timezone_abbreviations
+		 * reads its file, on the way in and on the way out)
+		 */
+		if (current != NULL && strcmp(current, strVal(lfirst(b))) == 0)
+			continue;
 		(void) set_config_option(strVal(lfirst(a)), strVal(lfirst(b)),
 								 superuser() ? PGC_SUSET : PGC_USERSET,
 								 PGC_S_SESSION, GUC_ACTION_SAVE,
 								 true, 0, false);
+	}
 
 	/*
 	 * The fragment is part of the coordinator's statement: now(),
@@ -453,9 +453,9 @@ rx_run_fragment(const char *message)
 		rte->checkAsUser = lfirst(b) ? get_role_oid(strVal(lfirst(b)), false)
 			: InvalidOid;
 	}
-	w.msg = msg;
-	w.member = members[self].name;
-	walk_fragment(stmt->planTree, &w);
+	w->msg = msg;
+	w->member = members[self].name;
+	walk_fragment(stmt->planTree, w);
 	rti = 0;
 	foreach(a, msg->colnames)
 	{
@@ -464,6 +464,40 @@ rx_run_fragment(const char *message)
 							   lfirst(a), members[self].name);
 		rti++;
 	}
+	return msg;
+}
+
+/*
+ * Run a signed fragment message in this backend: a member session's
+ * (execute_fragment) or a parallel worker of the coordinator's backend
+ * (fragment_worker.c).  Returns the instrumentation report.
+ */
+char *
+rx_run_fragment(const char *message)
+{
+	RxFragmentMsg *msg;
+	int			nmembers;
+	int			self = rx_self_member_index();
+	PlannedStmt *stmt;
+	FragmentWalk w = {0};
+	RxPortSpec spec;
+	RxPort	   *port;
+	QueryDesc  *qd;
+	StringInfoData report;
+	ListCell   *a,
+			   *b;
+	int			save_nestlevel;
+	Snapshot	snapshot;
+
+	msg = fragment_open(message, &w, &save_nestlevel);
+	stmt = msg->stmt;
+	nmembers = msg->nmembers;
+
+	/* the query's cluster snapshot, as every member reads it */
+	snapshot = msg->snapshots != NIL
+		? rx_cluster_snapshot_restore(strVal(list_nth(msg->snapshots, self)),
+									  w.member)
+		: GetActiveSnapshot();
 
 	memset(&spec, 0, sizeof(spec));
 	spec.query_id = msg->query_id;
@@ -545,4 +579,136 @@ rx_run_fragment(const char *message)
 	AtEOXact_GUC(true, save_nestlevel);
 
 	return report.data;
+}
+
+/* ---------------------------------------------------------------------
+ * Directly dispatched queries
+ * ---------------------------------------------------------------------
+ */
+
+/* rows of a directly dispatched plan, as text, into the function's result */
+typedef struct TextDest
+{
+	DestReceiver pub;
+	Tuplestorestate *store;
+	TupleDesc	desc;			/* the result's: every column text */
+	FmgrInfo   *out;			/* the plan's columns' output functions */
+	Datum	   *values;
+	bool	   *nulls;
+	MemoryContext cxt;
+} TextDest;
+
+static void
+text_dest_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+	TextDest   *td = (TextDest *) self;
+
+	if (typeinfo->natts != td->desc->natts)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("a directly dispatched query returns %d columns, the caller expects %d",
+						typeinfo->natts, td->desc->natts)));
+	td->out = palloc(sizeof(FmgrInfo) * typeinfo->natts);
+	td->values = palloc(sizeof(Datum) * typeinfo->natts);
+	td->nulls = palloc(sizeof(bool) * typeinfo->natts);
+	for (int i = 0; i < typeinfo->natts; i++)
+	{
+		Oid			func;
+		bool		varlena;
+
+		getTypeOutputInfo(TupleDescAttr(typeinfo, i)->atttypid, &func, &varlena);
+		fmgr_info(func, &td->out[i]);
+	}
+}
+
+static bool
+text_dest_receive(TupleTableSlot *slot, DestReceiver *self)
+{
+	TextDest   *td = (TextDest *) self;
+	MemoryContext old = MemoryContextSwitchTo(td->cxt);
+
+	slot_getallattrs(slot);
+	for (int i = 0; i < td->desc->natts; i++)
+	{
+		td->nulls[i] = slot->tts_isnull[i];
+		if (!td->nulls[i])
+			td->values[i] = CStringGetTextDatum(OutputFunctionCall(&td->out[i],
+																   slot->tts_values[i]));
+	}
+	tuplestore_putvalues(td->store, td->desc, td->values, td->nulls);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(td->cxt);
+	return true;
+}
+
+static void
+text_dest_nothing(DestReceiver *self)
+{
+}
+
+/*
+ * rdma_exchange.execute_direct(fragment text) RETURNS SETOF record: the
+ * whole plan of a query that only this member can answer (planner/
+ * direct.c), run here; its rows go back over this connection, not through
+ * the transport.  Every column comes back as text (the caller's column
+ * definition list says text for each), converted here with the
+ * coordinator's settings in force (DateStyle, extra_float_digits and the
+ * rest travel with the message), so that the coordinator's input
+ * functions read the values back as they were.
+ */
+Datum
+rx_execute_direct(PG_FUNCTION_ARGS)
+{
+	char	   *message = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	RxFragmentMsg *msg;
+	FragmentWalk w = {0};
+	TextDest	dest;
+	QueryDesc  *qd;
+	int			nest;
+
+	InitMaterializedSRF(fcinfo, 0);
+	msg = fragment_open(message, &w, &nest);
+	if (w.recv_ids != NIL || w.send_ids != NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROTOCOL_VIOLATION),
+				 errmsg("a directly dispatched plan may not contain an exchange")));
+	for (int i = 0; i < rsinfo->setDesc->natts; i++)
+		if (TupleDescAttr(rsinfo->setDesc, i)->atttypid != TEXTOID)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("execute_direct() returns text columns only")));
+
+	memset(&dest, 0, sizeof(dest));
+	dest.pub.receiveSlot = text_dest_receive;
+	dest.pub.rStartup = text_dest_startup;
+	dest.pub.rShutdown = text_dest_nothing;
+	dest.pub.rDestroy = text_dest_nothing;
+	dest.pub.mydest = DestTuplestore;
+	dest.store = rsinfo->setResult;
+	dest.desc = rsinfo->setDesc;
+	dest.cxt = AllocSetContextCreate(CurrentMemoryContext, "rdma_exchange direct row",
+									 ALLOCSET_SMALL_SIZES);
+
+	/*
+	 * The transaction's cluster snapshot at REPEATABLE READ; otherwise one
+	 * taken now, between distributed commits.
+	 */
+	PushActiveSnapshot(msg->snapshots != NIL
+					   ? rx_cluster_snapshot_restore(strVal(list_nth(msg->snapshots,
+																	 rx_self_member_index())),
+													 w.member)
+					   : rx_barrier_snapshot());
+	qd = CreateQueryDesc(msg->stmt, "rdma_exchange direct query",
+						 GetActiveSnapshot(), InvalidSnapshot,
+						 (DestReceiver *) &dest, bound_params(msg->extern_values),
+						 NULL, 0);
+	ExecutorStart(qd, 0);
+	ExecutorRun(qd, ForwardScanDirection, 0, true);
+	ExecutorFinish(qd);
+	ExecutorEnd(qd);
+	FreeQueryDesc(qd);
+	PopActiveSnapshot();
+	AtEOXact_GUC(true, nest);
+	return (Datum) 0;
 }

@@ -60,6 +60,7 @@
 #include "cluster/row_locks.h"
 #include "cluster/metadata.h"
 #include "exec/exchange.h"
+#include "exec/direct.h"
 #include "planner/planner.h"
 
 static planner_hook_type prev_planner_hook = NULL;
@@ -556,6 +557,20 @@ rtable_has_distributed(List *rtable)
 	return false;
 }
 
+/*
+ * standard_planner put a Material on top of a SCROLL cursor's plan only if
+ * that plan could not scan backward; RECEIVE and DIRECT cannot, so check
+ * again on the distributed plan.
+ */
+static PlannedStmt *
+scrollable(PlannedStmt *stmt, int cursorOptions)
+{
+	if ((cursorOptions & CURSOR_OPT_SCROLL) &&
+		!ExecSupportsBackwardScan(stmt->planTree))
+		stmt->planTree = materialize_finished_plan(stmt->planTree);
+	return stmt;
+}
+
 static PlannedStmt *
 rx_planner(Query *parse, const char *query_string, int cursorOptions,
 		   ParamListInfo boundParams)
@@ -611,6 +626,19 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 				 errdetail("The query reads distributed or reference tables."),
 				 errhint("Add every member, this one included, with rdma_exchange.add_node().")));
 
+	/*
+	 * A query one member answers alone runs there (direct.c): PostgreSQL's
+	 * local plan, planned from a copy so that the query is still whole
+	 * for the distributed plan when it is not.
+	 */
+	if (rx_direct_candidate(parse))
+	{
+		stmt = plan_locally(copyObject(parse), query_string, cursorOptions,
+							boundParams);
+		if (rx_direct_plan(stmt, nmembers))
+			return scrollable(stmt, cursorOptions);
+	}
+
 	/* deparsed before planning: the planner scribbles on the query */
 	forward = rx_dml_forward_sql(parse, &colocated);
 	if (colocated)
@@ -655,16 +683,7 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 	rx_distribute(stmt, nmembers);
 	if (forward != NIL)
 		rx_dml_forward_attach(stmt, forward);
-
-	/*
-	 * standard_planner put a Material on top of a SCROLL cursor's plan only
-	 * if that plan could not scan backward; RECEIVE cannot, so check again
-	 * on the distributed plan.
-	 */
-	if ((cursorOptions & CURSOR_OPT_SCROLL) &&
-		!ExecSupportsBackwardScan(stmt->planTree))
-		stmt->planTree = materialize_finished_plan(stmt->planTree);
-	return stmt;
+	return scrollable(stmt, cursorOptions);
 }
 
 /*

@@ -1,0 +1,419 @@
+/*-------------------------------------------------------------------------
+ *
+ * direct.c
+ *	  The DIRECT plan node: run a query on the one member that can answer
+ *	  it (planner/direct.c says which queries).
+ *
+ * Below it is PostgreSQL's local plan for the query.  At executor start
+ * the node works out the owner of the key (a constant, or a bound
+ * parameter's value: generic plans and PL/pgSQL choose at execution):
+ *
+ *	- this member: the local plan runs here, in this backend, and its rows
+ *	  are returned as they come; the query costs what it costs on one
+ *	  server, plus a read barrier (below);
+ *	- another member: the local plan goes there whole, signed as fragments
+ *	  are (dispatch.c builds the message, with the statement's settings,
+ *	  timestamps and bound values), over one libpq connection; the member
+ *	  runs it with rdma_exchange.execute_direct() (fragment.c) and its rows
+ *	  come back in the same round trip.  Over this transaction's connection
+ *	  to that member after the transaction changed rows there (it reads its
+ *	  own writes), otherwise over the session's pool.
+ *
+ * Consistency: at READ COMMITTED the query reads the member with a
+ * snapshot taken after its read barrier (cluster_snapshot.c), so it sees
+ * every distributed transaction that another member already shows as
+ * committed.  At REPEATABLE READ and above it reads with the member's part
+ * of the transaction's cluster snapshot, like every other query of the
+ * transaction.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "libpq-fe.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
+
+#include "cluster/cluster_snapshot.h"
+#include "cluster/conn_pool.h"
+#include "cluster/dispatch.h"
+#include "cluster/hashing.h"
+#include "cluster/metadata.h"
+#include "cluster/remote.h"
+#include "cluster/remote_xact.h"
+#include "exec/direct.h"
+#include "planner/planner.h"
+#include "rdma_exchange.h"
+
+#define DIRECT_NAME "DIRECT"
+
+bool		rx_direct_dispatch = true;
+
+typedef struct DirectState
+{
+	CustomScanState css;
+	List	   *key_relids;
+	List	   *keys;			/* ExprStates */
+	int			nmembers;
+	RxMember   *members;
+	int			owner;			/* -1: not known (EXPLAIN of a generic plan) */
+	bool		here;			/* the owner is this member */
+	PlanState  *child;
+
+	/* here: the snapshot the local plan reads with */
+	Snapshot	saved_snapshot;
+	Snapshot	own_snapshot;
+
+	/* elsewhere: the connection and the rows coming back */
+	PGconn	   *conn;
+	bool		conn_in_xact;	/* the member's transaction of this one */
+	bool		finished;		/* every result read */
+	FmgrInfo   *in;
+	Oid		   *ioparams;
+	uint64		rows;
+} DirectState;
+
+static CustomScanMethods direct_plan_methods;
+static CustomExecMethods direct_exec_methods;
+
+Plan *
+rx_direct_node(Plan *local, List *keys, List *key_relids, int node_id)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	Plan	   *plan = &cscan->scan.plan;
+
+	plan->startup_cost = local->startup_cost;
+	plan->total_cost = local->total_cost;
+	plan->plan_rows = local->plan_rows;
+	plan->plan_width = local->plan_width;
+	plan->parallel_safe = false;
+	plan->plan_node_id = node_id;
+	/* the local plan's columns, passed on as they are */
+	cscan->custom_scan_tlist = rx_column_tlist(local->targetlist, OUTER_VAR);
+	plan->targetlist = rx_column_tlist(local->targetlist, INDEX_VAR);
+	cscan->scan.scanrelid = 0;
+	cscan->custom_plans = list_make1(local);
+	cscan->custom_exprs = keys;
+	cscan->custom_private = list_make1(key_relids);
+	cscan->methods = &direct_plan_methods;
+	return plan;
+}
+
+static Node *
+direct_create_state(CustomScan *cscan)
+{
+	DirectState *st = palloc0(sizeof(DirectState));
+
+	NodeSetTag(st, T_CustomScanState);
+	st->css.methods = &direct_exec_methods;
+	st->key_relids = linitial(cscan->custom_private);
+	return (Node *) st;
+}
+
+/* the member owning every key (they agree: planner/direct.c) */
+static int
+key_owner(DirectState *st)
+{
+	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
+	int			owner = -1;
+	ListCell   *a,
+			   *b;
+
+	forboth(a, st->keys, b, st->key_relids)
+	{
+		RxTableDist dist;
+		FmgrInfo	hashfn;
+		Oid			type,
+					collation;
+		int32		typmod;
+		bool		isnull;
+		Datum		value;
+		int			m;
+
+		rx_table_distribution(lfirst_oid(b), &dist);
+		if (dist.method != RX_DIST_HASH)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("table \"%s\" is no longer distributed",
+							get_rel_name(lfirst_oid(b))),
+					 errhint("Run the query again.")));
+		get_atttypetypmodcoll(lfirst_oid(b), dist.distcol, &type, &typmod, &collation);
+		fmgr_info(rx_hash_proc_for(dist.hash_opfamily, dist.distcol_type), &hashfn);
+		value = ExecEvalExprSwitchContext(lfirst(a), econtext, &isnull);
+		m = rx_member_for_datum(&hashfn, collation, value, isnull, st->nmembers);
+		if (owner >= 0 && m != owner)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the rows of a directly dispatched query are no longer on one member"),
+					 errdetail("The cluster's members changed after the query was planned."),
+					 errhint("Run the query again.")));
+		owner = m;
+	}
+	return owner;
+}
+
+static void
+direct_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	DirectState *st = (DirectState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	bool		explain_only = (eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0;
+	ListCell   *lc;
+
+	st->nmembers = rx_get_members(&st->members);
+	if (st->nmembers == 0 || rx_self_member_index() < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("this server is not a member of an rdma_exchange cluster")));
+	foreach(lc, cscan->custom_exprs)
+		st->keys = lappend(st->keys, ExecInitExpr(lfirst(lc), &node->ss.ps));
+
+	/* EXPLAIN of a generic plan without values: the owner is not known */
+	st->owner = explain_only && estate->es_param_list_info == NULL &&
+		!IsA(linitial(cscan->custom_exprs), Const) ? -1 : key_owner(st);
+	st->here = (st->owner == rx_self_member_index());
+
+	if (st->here && !explain_only && rx_consistent_reads)
+	{
+		Snapshot	snap;
+
+		if (IsolationUsesXactSnapshot())
+			snap = rx_cluster_snapshot_restore(strVal(list_nth(rx_cluster_snapshot(estate),
+															   st->owner)),
+											   st->members[st->owner].name);
+		else
+			snap = rx_barrier_snapshot();
+		st->own_snapshot = RegisterSnapshot(snap);
+		st->saved_snapshot = estate->es_snapshot;
+		estate->es_snapshot = st->own_snapshot;
+	}
+
+	/* elsewhere, the plan is set up only to be shown */
+	if (st->here || explain_only || estate->es_instrument)
+	{
+		st->child = ExecInitNode(linitial(cscan->custom_plans), estate, eflags);
+		node->custom_ps = list_make1(st->child);
+	}
+	if (!st->here)
+	{
+		TupleDesc	desc = node->ss.ss_ScanTupleSlot->tts_tupleDescriptor;
+
+		st->in = palloc(sizeof(FmgrInfo) * desc->natts);
+		st->ioparams = palloc(sizeof(Oid) * desc->natts);
+		for (int i = 0; i < desc->natts; i++)
+		{
+			Oid			func;
+
+			getTypeInputInfo(TupleDescAttr(desc, i)->atttypid, &func, &st->ioparams[i]);
+			fmgr_info(func, &st->in[i]);
+		}
+	}
+}
+
+/* send the plan to its member */
+static void
+send_plan(DirectState *st)
+{
+	EState	   *estate = st->css.ss.ps.state;
+	CustomScan *cscan = (CustomScan *) st->css.ss.ps.plan;
+	RxMember   *member = &st->members[st->owner];
+	int			natts = st->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor->natts;
+	StringInfoData sql;
+	const char *values[1];
+
+	st->conn = rx_xact_changed_before(estate->es_snapshot->curcid)
+		? rx_xact_fragment_connection(member) : NULL;
+	st->conn_in_xact = (st->conn != NULL);
+	if (st->conn == NULL)
+		st->conn = rx_pool_get(member);
+	values[0] = rx_direct_message(linitial(cscan->custom_plans), estate,
+								  IsolationUsesXactSnapshot() && rx_consistent_reads
+								  ? rx_cluster_snapshot(estate) : NIL);
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "SELECT * FROM rdma_exchange.execute_direct($1) AS t(");
+	for (int i = 0; i < natts; i++)
+		appendStringInfo(&sql, "%sc%d pg_catalog.text", i > 0 ? ", " : "", i + 1);
+	appendStringInfoChar(&sql, ')');
+	if (!PQsendQueryParams(st->conn, sql.data, 1, NULL, values, NULL, NULL, 0) ||
+		!PQsetSingleRowMode(st->conn))
+		rx_report_remote_error(ERROR, st->conn, NULL, member->name,
+							   "could not send a directly dispatched query");
+	st->finished = false;
+}
+
+/* done with the connection: back to the pool or to the transaction */
+static void
+release_conn(DirectState *st)
+{
+	PGresult   *res;
+
+	if (st->conn == NULL)
+		return;
+	/* what is left of an unread result (a cursor closed early) */
+	while (!st->finished &&
+		   (res = rx_get_result(st->conn, st->members[st->owner].name)) != NULL)
+		PQclear(res);
+	if (st->conn_in_xact)
+		rx_xact_fragment_done(st->conn);
+	else
+		rx_pool_put(st->conn, true);
+	st->conn = NULL;
+	st->finished = true;
+}
+
+/* the next row from the member, NULL at the end */
+static TupleTableSlot *
+next_remote(DirectState *st)
+{
+	TupleTableSlot *slot = st->css.ss.ss_ScanTupleSlot;
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+	const char *name = st->members[st->owner].name;
+	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
+
+	ExecClearTuple(slot);
+	if (st->finished)
+		return slot;
+	if (st->conn == NULL)
+		send_plan(st);
+	ResetExprContext(econtext);
+	for (;;)
+	{
+		PGresult   *res = rx_get_result(st->conn, name);
+		MemoryContext old;
+
+		if (res == NULL)
+		{
+			release_conn(st);
+			return slot;
+		}
+		if (PQresultStatus(res) == PGRES_TUPLES_OK)
+		{
+			/* the end of the rows; the NULL result follows */
+			PQclear(res);
+			continue;
+		}
+		if (PQresultStatus(res) != PGRES_SINGLE_TUPLE || PQnfields(res) != desc->natts)
+		{
+			PG_TRY();
+			{
+				rx_report_remote_error(ERROR, st->conn, res, name,
+									   "a directly dispatched query failed");
+			}
+			PG_FINALLY();
+			{
+				PQclear(res);
+			}
+			PG_END_TRY();
+		}
+		old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+		for (int i = 0; i < desc->natts; i++)
+		{
+			bool		isnull = PQgetisnull(res, 0, i);
+
+			slot->tts_isnull[i] = isnull;
+			slot->tts_values[i] =
+				InputFunctionCall(&st->in[i], isnull ? NULL : PQgetvalue(res, 0, i),
+								  st->ioparams[i], TupleDescAttr(desc, i)->atttypmod);
+		}
+		MemoryContextSwitchTo(old);
+		PQclear(res);
+		st->rows++;
+		return ExecStoreVirtualTuple(slot);
+	}
+}
+
+static TupleTableSlot *
+direct_exec(CustomScanState *node)
+{
+	DirectState *st = (DirectState *) node;
+
+	CHECK_FOR_INTERRUPTS();
+	if (st->here)
+		return ExecProcNode(st->child);
+	return next_remote(st);
+}
+
+static void
+direct_end(CustomScanState *node)
+{
+	DirectState *st = (DirectState *) node;
+
+	if (st->child != NULL)
+		ExecEndNode(st->child);
+	if (st->own_snapshot != NULL)
+	{
+		node->ss.ps.state->es_snapshot = st->saved_snapshot;
+		UnregisterSnapshot(st->own_snapshot);
+		st->own_snapshot = NULL;
+	}
+	release_conn(st);
+}
+
+static void
+direct_rescan(CustomScanState *node)
+{
+	DirectState *st = (DirectState *) node;
+
+	if (st->here)
+	{
+		ExecReScan(st->child);
+		return;
+	}
+	release_conn(st);
+	st->finished = false;
+	st->rows = 0;
+}
+
+static void
+direct_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	DirectState *st = (DirectState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	const char *why = IsA(linitial(cscan->custom_exprs), Const)
+		? "the owner of the distribution key" :
+		"the owner of the distribution key's value, chosen at execution";
+
+	if (st->owner < 0)
+		ExplainPropertyText("Runs On", why, es);
+	else
+		ExplainPropertyText("Runs On",
+							psprintf("%s, %s", st->here ? "this member" :
+									 psprintf("member %s", st->members[st->owner].name),
+									 why), es);
+	if (es->analyze && !st->here)
+		ExplainPropertyUInteger("Rows Received", NULL, st->rows, es);
+}
+
+static CustomScanMethods direct_plan_methods = {
+	DIRECT_NAME,
+	direct_create_state
+};
+
+static CustomExecMethods direct_exec_methods = {
+	.CustomName = DIRECT_NAME,
+	.BeginCustomScan = direct_begin,
+	.ExecCustomScan = direct_exec,
+	.EndCustomScan = direct_end,
+	.ReScanCustomScan = direct_rescan,
+	.ExplainCustomScan = direct_explain
+};
+
+void
+rx_direct_init(void)
+{
+	RegisterCustomScanMethods(&direct_plan_methods);
+	DefineCustomBoolVariable("rdma_exchange.direct_dispatch",
+							 "Runs a query that only one member's rows can answer on that member alone.",
+							 "When off, such queries run as distributed plans on every member.",
+							 &rx_direct_dispatch, true, PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+}
