@@ -386,9 +386,9 @@ direct_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyText("Runs On", why, es);
 	else
 		ExplainPropertyText("Runs On",
-							psprintf("%s, %s", st->here ? "this member" :
-									 psprintf("member %s", st->members[st->owner].name),
-									 why), es);
+							psprintf("member %d (%s)%s, %s", st->owner,
+									 st->members[st->owner].name,
+									 st->here ? ", this one" : "", why), es);
 	if (es->analyze && !st->here)
 		ExplainPropertyUInteger("Rows Received", NULL, st->rows, es);
 }

@@ -156,15 +156,9 @@ receive_wait(RxReceiveState *r)
 		drive_other_shuffles();
 }
 
-/*
- * This member's next row of the exchange from its own SHUFFLE, or NULL.
- * The row is copied into a slot of the RECEIVE's own: the SHUFFLE's slot
- * changes when another RECEIVE's wait runs the SHUFFLE on (see
- * drive_other_shuffles()), while the row returned may still be in use
- * above (a hash join's first outer row).
- */
+/* the SHUFFLE's next row for this member, in the SHUFFLE's slot, or NULL */
 static TupleTableSlot *
-receive_pull_local(RxReceiveState *r)
+receive_pull_shuffle(RxReceiveState *r)
 {
 	TupleTableSlot *slot;
 
@@ -176,7 +170,22 @@ receive_pull_local(RxReceiveState *r)
 		r->child_done = true;
 		return NULL;
 	}
-	return ExecCopySlot(r->local_slot, slot);
+	return slot;
+}
+
+/*
+ * This member's next row of the exchange from its own SHUFFLE, or NULL.
+ * The row is copied into a slot of the RECEIVE's own: the SHUFFLE's slot
+ * changes when another RECEIVE's wait runs the SHUFFLE on (see
+ * drive_other_shuffles()), while the row returned may still be in use
+ * above (a hash join's first outer row).
+ */
+static TupleTableSlot *
+receive_pull_local(RxReceiveState *r)
+{
+	TupleTableSlot *slot = receive_pull_shuffle(r);
+
+	return TupIsNull(slot) ? NULL : ExecCopySlot(r->local_slot, slot);
 }
 
 static TupleTableSlot *receive_next_unordered(RxReceiveState *r);
@@ -571,6 +580,10 @@ collect_unfinished(PlanState *ps, void *context)
 /*
  * Run a RECEIVE's own SHUFFLE to its end, which sends its rows for other
  * members; the rows it keeps here are kept for the RECEIVE, or dropped.
+ * Straight from the SHUFFLE's slot into the store: the RECEIVE's own
+ * slots may hold the row it returned last, which the plan above may
+ * still use (a hash join keeps its first outer row while it builds its
+ * hash table, and that build is what waits here).
  */
 static void
 run_local_shuffle(RxReceiveState *r, bool keep)
@@ -580,7 +593,7 @@ run_local_shuffle(RxReceiveState *r, bool keep)
 		TupleTableSlot *slot;
 
 		CHECK_FOR_INTERRUPTS();
-		slot = receive_pull_local(r);
+		slot = receive_pull_shuffle(r);
 		if (TupIsNull(slot) || !keep)
 			continue;
 		if (r->local_rows == NULL)

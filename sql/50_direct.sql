@@ -1,0 +1,235 @@
+--
+-- 50_direct: direct dispatch.  A query whose distributed tables are all
+-- pinned to one owner by their distribution column runs on that member
+-- alone (DIRECT); every other query keeps its distributed plan.  Each
+-- query runs on distributed tables (schema dd) and on plain copies (schema
+-- dl); rx_direct() reports whether the distributed one was routed and
+-- whether the two answers are the same multiset of rows.  Keys cover
+-- every member (this one and the others), NULL keys, keys with no rows,
+-- several key types, bound parameters of generic plans, cursors, and a
+-- transaction that reads its own writes.
+--
+SET client_min_messages = warning;
+CREATE SCHEMA dd;
+CREATE SCHEMA dl;
+CREATE TABLE dd.t_int (k int, v int, s text);
+CREATE TABLE dd.t_big (k bigint, v int, s text);
+CREATE TABLE dd.t_text (k text, v int, s text);
+CREATE TABLE dd.t_num (k numeric, v int, s text);
+CREATE TABLE dd.t_uuid (k uuid, v int, s text);
+CREATE TABLE dd.t_date (k date, v int, s text);
+CREATE TABLE dd.t_int2 (k int, w int);
+CREATE TABLE dd.r (id int PRIMARY KEY, name text);
+-- three rows per key, every 50th key NULL
+INSERT INTO dd.t_int SELECT CASE WHEN i % 50 = 0 THEN NULL ELSE i % 200 END, i, 's' || i FROM generate_series(1, 600) i;
+INSERT INTO dd.t_big SELECT k::bigint * 1000000007, v, s FROM dd.t_int;
+INSERT INTO dd.t_text SELECT 'key' || k, v, s FROM dd.t_int;
+INSERT INTO dd.t_num SELECT k / 4.0, v, s FROM dd.t_int;
+INSERT INTO dd.t_uuid SELECT md5(k::text)::uuid, v, s FROM dd.t_int;
+INSERT INTO dd.t_date SELECT date '2020-01-01' + k, v, s FROM dd.t_int;
+INSERT INTO dd.t_int2 SELECT i % 200, i FROM generate_series(1, 400) i;
+INSERT INTO dd.r SELECT i, 'name' || i FROM generate_series(1, 600) i;
+DO $$
+DECLARE t text;
+BEGIN
+  FOREACH t IN ARRAY ARRAY['t_int', 't_big', 't_text', 't_num', 't_uuid', 't_date', 't_int2', 'r'] LOOP
+    EXECUTE format('CREATE TABLE dl.%I AS SELECT * FROM dd.%I', t, t);
+  END LOOP;
+  FOREACH t IN ARRAY ARRAY['t_int', 't_big', 't_text', 't_num', 't_uuid', 't_date', 't_int2'] LOOP
+    EXECUTE format('CREATE INDEX ON dd.%I (k)', t);
+    EXECUTE format('CREATE INDEX ON dl.%I (k)', t);
+    PERFORM rdma_exchange.create_distributed_table(format('dd.%I', t)::regclass, 'k');
+  END LOOP;
+END $$;
+SELECT rdma_exchange.create_reference_table('dd.r');
+ANALYZE;
+RESET client_min_messages;
+
+-- q on dd and on dl: 'direct' or 'distributed', and the same rows or not
+CREATE FUNCTION public.rx_direct(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  top text; nd bigint; nl bigint; d1 bigint; d2 bigint;
+BEGIN
+  PERFORM set_config('search_path', 'dd, public', true);
+  EXECUTE 'EXPLAIN (COSTS OFF) ' || q INTO top;
+  EXECUTE 'CREATE TEMP TABLE rd AS ' || q;
+  PERFORM set_config('search_path', 'dl, public', true);
+  EXECUTE 'CREATE TEMP TABLE rl AS ' || q;
+  SELECT count(*) INTO nd FROM rd;
+  SELECT count(*) INTO nl FROM rl;
+  SELECT count(*) INTO d1 FROM (SELECT * FROM rd EXCEPT ALL SELECT * FROM rl) s;
+  SELECT count(*) INTO d2 FROM (SELECT * FROM rl EXCEPT ALL SELECT * FROM rd) s;
+  DROP TABLE rd;
+  DROP TABLE rl;
+  RETURN format('%s, %s rows, %s',
+                CASE WHEN top LIKE '%DIRECT%' THEN 'direct' ELSE 'distributed' END, nd,
+                CASE WHEN nd = nl AND d1 = 0 AND d2 = 0 THEN 'same'
+                     ELSE format('DIFFERENT (plain server: %s rows, %s extra, %s missing)', nl, d1, d2) END);
+END $$ SET search_path = public;
+
+-- the same query for a list of keys: how many were routed, how many
+-- answered as the plain server did (a difference is raised as a NOTICE)
+CREATE FUNCTION public.rx_direct_keys(q text, keys text[]) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  key text; r text; routed int := 0; same int := 0;
+BEGIN
+  FOREACH key IN ARRAY keys LOOP
+    r := public.rx_direct(replace(q, '$key', key));
+    IF r LIKE 'direct%' THEN routed := routed + 1; END IF;
+    IF r LIKE '%, same' THEN same := same + 1;
+    ELSE RAISE NOTICE '%: %', replace(q, '$key', key), r; END IF;
+  END LOOP;
+  RETURN format('%s keys: %s direct, %s same', array_length(keys, 1), routed, same);
+END $$;
+
+-- ===== routed: one owner =====
+-- every key 0..29 (all members; key 0 has NULL neighbours), and keys with no rows
+SELECT rx_direct_keys('SELECT * FROM t_int WHERE k = $key', array(SELECT g::text FROM generate_series(0, 29) g));
+SELECT rx_direct_keys('SELECT * FROM t_int WHERE k = $key', ARRAY['-1', '1000', '2147483647']);
+SELECT rx_direct_keys('SELECT * FROM t_big WHERE k = $key', array(SELECT (g::bigint * 1000000007)::text FROM generate_series(0, 29) g));
+SELECT rx_direct_keys('SELECT * FROM t_text WHERE k = $key', array(SELECT quote_literal('key' || g) FROM generate_series(0, 29) g));
+SELECT rx_direct_keys('SELECT * FROM t_num WHERE k = $key', array(SELECT (g / 4.0)::text FROM generate_series(0, 29) g));
+SELECT rx_direct_keys('SELECT * FROM t_uuid WHERE k = $key', array(SELECT quote_literal(md5(g::text)) FROM generate_series(0, 29) g));
+SELECT rx_direct_keys('SELECT * FROM t_date WHERE k = $key', array(SELECT quote_literal(date '2020-01-01' + g) FROM generate_series(0, 29) g));
+-- aggregates, ORDER BY and LIMIT, a reference table, co-located tables
+SELECT rx_direct_keys('SELECT count(*), sum(v), min(s), max(v) FROM t_int WHERE k = $key', ARRAY['3', '4', '5', '1000']);
+SELECT rx_direct_keys('SELECT v, s FROM t_int WHERE k = $key ORDER BY v DESC LIMIT 2', ARRAY['3', '4', '5']);
+SELECT rx_direct_keys('SELECT t.k, t.v, r.name FROM t_int t JOIN r ON r.id = t.v WHERE t.k = $key', ARRAY['3', '4', '5']);
+SELECT rx_direct_keys('SELECT a.v, b.w FROM t_int a JOIN t_int2 b ON a.k = b.k WHERE a.k = $key', ARRAY['3', '4', '5']);
+SELECT rx_direct_keys('SELECT a.v, b.w FROM t_int a LEFT JOIN t_int2 b ON a.k = b.k WHERE a.k = $key', ARRAY['3', '4', '199']);
+SELECT rx_direct_keys('SELECT k, count(*) FROM t_int WHERE k = $key AND v > 100 GROUP BY k', ARRAY['3', '4', '5']);
+SELECT rx_direct_keys('SELECT s FROM t_text WHERE k = $key UNION SELECT s FROM t_text WHERE k = $key', ARRAY['''key3''', '''key4''']);
+-- an IN list whose keys have one owner
+SELECT rx_direct(format('SELECT * FROM t_int WHERE k IN (%s)', string_agg(g::text, ', ')))
+  FROM (SELECT g FROM generate_series(1, 40) g
+        WHERE rdma_exchange.member_index_of(g) = rdma_exchange.member_index_of(1) LIMIT 3) s;
+
+-- ===== not routed: rows of several members =====
+SELECT rx_direct(format('SELECT * FROM t_int WHERE k IN (%s)', string_agg(g::text, ', ')))
+  FROM (SELECT DISTINCT ON (rdma_exchange.member_index_of(g)) g FROM generate_series(1, 40) g) s;
+SELECT rx_direct(format('SELECT a.v, b.w FROM t_int a, t_int2 b WHERE a.k = %s AND b.k = %s', x, y))
+  FROM (SELECT min(g) FILTER (WHERE rdma_exchange.member_index_of(g) = 0) x,
+               min(g) FILTER (WHERE rdma_exchange.member_index_of(g) = 1) y
+        FROM generate_series(1, 40) g) s;
+SELECT rx_direct('SELECT * FROM t_int WHERE k BETWEEN 3 AND 5');
+SELECT rx_direct('SELECT * FROM t_int WHERE k = 3 OR k = 4');
+SELECT rx_direct('SELECT * FROM t_int WHERE k IS NULL');
+SELECT rx_direct('SELECT * FROM t_int WHERE v = 3');
+SELECT rx_direct('SELECT a.v, b.w FROM t_int a JOIN t_int2 b ON a.v = b.w WHERE a.k = 3');
+-- (a hash semi join whose outer rows on a member are that member's own:
+-- its first outer row must survive the wait for the inner side)
+SELECT rx_direct('SELECT * FROM t_int WHERE k = 3 AND v IN (SELECT w FROM t_int2)');
+
+-- ===== bound parameters: generic plans choose the member at execution =====
+SET plan_cache_mode = force_generic_plan;
+PREPARE dq(int) AS SELECT v, s FROM dd.t_int WHERE k = $1 ORDER BY v;
+PREPARE lq(int) AS SELECT v, s FROM dl.t_int WHERE k = $1 ORDER BY v;
+CREATE FUNCTION public.sum_d(key int) RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN RETURN (SELECT sum(v) FROM dd.t_int WHERE k = key); END $$;
+CREATE FUNCTION public.sum_l(key int) RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN RETURN (SELECT sum(v) FROM dl.t_int WHERE k = key); END $$;
+CREATE FUNCTION public.rows_d(key int) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE r record;
+BEGIN
+  FOR r IN SELECT v, s FROM dd.t_int WHERE k = key ORDER BY v LOOP
+    RETURN NEXT r.v || ' ' || r.s;
+  END LOOP;
+END $$;
+CREATE FUNCTION public.rows_l(key int) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE r record;
+BEGIN
+  FOR r IN SELECT v, s FROM dl.t_int WHERE k = key ORDER BY v LOOP
+    RETURN NEXT r.v || ' ' || r.s;
+  END LOOP;
+END $$;
+SELECT count(*) AS keys,
+       count(*) FILTER (WHERE sum_d(g) IS DISTINCT FROM sum_l(g)) AS different_sums,
+       count(*) FILTER (WHERE array(SELECT rows_d(g)) <> array(SELECT rows_l(g))) AS different_rows
+  FROM generate_series(-1, 40) g;
+EXECUTE dq(3);
+EXECUTE lq(3);
+EXECUTE dq(4);
+EXECUTE dq(NULL);
+SELECT rx_try('EXPLAIN (COSTS OFF) EXECUTE dq(3)');
+RESET plan_cache_mode;
+DEALLOCATE dq;
+DEALLOCATE lq;
+
+-- ===== EXPLAIN =====
+CREATE FUNCTION public.rx_direct_explain(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+  line text;
+BEGIN
+  FOR line IN EXECUTE q LOOP
+    line := regexp_replace(line, '\(([^():]+):[0-9]+\)', '(\1:<port>)', 'g');
+    line := regexp_replace(line, 'member [0-9] ', 'member N ', 'g');
+    line := regexp_replace(line, '[0-9]+\.[0-9]+ ms', 'N ms', 'g');
+    line := regexp_replace(line, 'actual time=[0-9.]+', 'actual time=N', 'g');
+    RETURN NEXT line;
+  END LOOP;
+END $$;
+SET search_path = dd, public;
+SELECT rx_direct_explain('EXPLAIN (COSTS OFF) SELECT v FROM t_int WHERE k = 7');
+SELECT rx_direct_explain('EXPLAIN (COSTS OFF) SELECT t.v, r.name FROM t_int t JOIN r ON r.id = t.v WHERE t.k = 7 ORDER BY 1');
+SELECT rx_direct_explain('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT v FROM t_int WHERE k = 7');
+SELECT rx_direct_explain('EXPLAIN (COSTS OFF) SELECT v FROM t_int WHERE k BETWEEN 7 AND 8');
+-- this member's rows: PostgreSQL's local plan runs here
+SELECT rx_direct_explain(format('EXPLAIN (COSTS OFF) SELECT v FROM t_int WHERE k = %s',
+                                (SELECT min(g) FROM generate_series(1, 40) g
+                                  WHERE rdma_exchange.member_index_of(g) = 0))) LIMIT 1;
+SET rdma_exchange.direct_dispatch = off;
+SELECT rx_direct_explain('EXPLAIN (COSTS OFF) SELECT v FROM t_int WHERE k = 7') LIMIT 1;
+RESET rdma_exchange.direct_dispatch;
+
+-- ===== cursors: fetched in batches, rewound =====
+BEGIN;
+DECLARE c SCROLL CURSOR FOR SELECT v FROM t_int WHERE k = 7 ORDER BY v;
+FETCH 1 FROM c;
+FETCH 1 FROM c;
+FETCH 5 FROM c;
+FETCH BACKWARD 2 FROM c;
+CLOSE c;
+DECLARE c2 CURSOR FOR SELECT v FROM t_int WHERE k = 8 ORDER BY v;
+FETCH 1 FROM c2;
+COMMIT;
+
+-- ===== the statement's time and settings travel with it =====
+BEGIN;
+CREATE TEMP TABLE seen AS
+  SELECT now() AS n, statement_timestamp() AS st, current_setting('app.tenant', true) AS tenant, k
+    FROM t_int WHERE k IN (7, 8, 9) AND v < 200;
+SELECT count(*), bool_and(n = now()) AS same_now, count(DISTINCT st) AS statement_times FROM seen;
+ROLLBACK;
+SET app.tenant = 'acme';
+SELECT k, current_setting('app.tenant') FROM t_int WHERE k = 7 LIMIT 1;
+SELECT k, current_setting('app.tenant') FROM t_int WHERE k = 8 LIMIT 1;
+RESET app.tenant;
+SET DateStyle = 'SQL, DMY';
+SELECT k, v FROM t_date WHERE k = '03/01/2020' ORDER BY v;
+SELECT k, v FROM t_date WHERE k = '04/01/2020' ORDER BY v;
+RESET DateStyle;
+
+-- ===== a transaction reads its own writes on every member =====
+BEGIN;
+INSERT INTO t_int SELECT g, 1000 + g, 'new' FROM generate_series(1, 6) g;
+SELECT k, count(*), max(v) FROM t_int WHERE k = 1 GROUP BY k;
+SELECT k, count(*), max(v) FROM t_int WHERE k = 2 GROUP BY k;
+SELECT k, count(*), max(v) FROM t_int WHERE k = 3 GROUP BY k;
+SELECT k, count(*), max(v) FROM t_int WHERE k = 4 GROUP BY k;
+UPDATE t_int SET v = -v WHERE k = 5 AND s = 'new';
+SELECT v FROM t_int WHERE k = 5 ORDER BY v LIMIT 1;
+ROLLBACK;
+SELECT count(*) FROM t_int WHERE k = 5 AND s = 'new';
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT count(*) FROM t_int WHERE k = 6;
+SELECT count(*) FROM t_int WHERE k = 7;
+SELECT count(*) FROM t_int;
+COMMIT;
+RESET search_path;
+DROP FUNCTION public.rx_direct_explain(text);
+DROP FUNCTION public.rx_direct_keys(text, text[]);
+DROP FUNCTION public.rx_direct(text);
+DROP FUNCTION public.sum_d(int);
+DROP FUNCTION public.sum_l(int);
+DROP FUNCTION public.rows_d(int);
+DROP FUNCTION public.rows_l(int);
