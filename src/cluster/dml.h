@@ -48,9 +48,11 @@ typedef struct RxForward
 	int			nparams;
 	Oid		   *types;			/* InvalidOid: the member infers it */
 	const char **values;		/* NULL: SQL NULL */
+	int			owner;			/* the only member with rows to change, or -1 */
 } RxForward;
 
 extern RxForward *rx_dml_forward_begin(PlannedStmt *stmt, ParamListInfo params);
+extern Expr *rx_owner_key(Query *parse, Oid relid);
 extern uint64 rx_dml_forward_run(RxForward *forward, bool below_self);
 
 /*

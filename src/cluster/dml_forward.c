@@ -35,7 +35,9 @@
  * where no deadlock detector would see it), over the member's connection
  * in the current transaction (remote_xact.c: the members commit or roll
  * back with this transaction), with the bound parameters ($1, ...) in text
- * form; their row counts are added to the command tag's.
+ * form; their row counts are added to the command tag's.  A statement
+ * whose WHERE clause compares the target's distribution column with a
+ * constant or a bound parameter goes to that value's owner only.
  *
  *-------------------------------------------------------------------------
  */
@@ -62,6 +64,7 @@
 
 #include "cluster/dispatch.h"
 #include "cluster/dml.h"
+#include "cluster/hashing.h"
 #include "cluster/metadata.h"
 #include "cluster/remote.h"
 #include "cluster/remote_xact.h"
@@ -415,6 +418,78 @@ ship_subqueries_mutator(Node *node, ShipContext *sc)
 	return node;
 }
 
+/*
+ * distribution column = constant or bound parameter of the column's type,
+ * a conjunct of the top query's WHERE clause: the only member that can
+ * have rows of the table relid in the statement
+ */
+Expr *
+rx_owner_key(Query *parse, Oid relid)
+{
+	RxTableDist dist;
+	Index		rti = 0;
+	ListCell   *lc;
+
+	foreach(lc, parse->rtable)
+	{
+		RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
+
+		if (rte->rtekind == RTE_RELATION && rte->relid == relid)
+			rti = foreach_current_index(lc) + 1;
+	}
+	if (rti == 0 || parse->jointree->quals == NULL)
+		return NULL;
+	rx_table_distribution(relid, &dist);
+	foreach(lc, make_ands_implicit((Expr *) copyObject(parse->jointree->quals)))
+	{
+		Expr	   *value = rx_distcol_equality(lfirst(lc), rti, &dist);
+
+		if (value != NULL)
+			value = rx_strip_relabel(value);
+		if (value != NULL &&
+			(IsA(value, Const) ||
+			 (IsA(value, Param) && ((Param *) value)->paramkind == PARAM_EXTERN)) &&
+			exprType((Node *) value) == dist.distcol_type)
+			return value;
+	}
+	return NULL;
+}
+
+/* the member owning the value of such a key, with these bound parameters */
+static int
+key_owner(Expr *key, Oid relid, ParamListInfo params, int nmembers)
+{
+	RxTableDist dist;
+	FmgrInfo	hashfn;
+	Oid			type,
+				collation;
+	int32		typmod;
+	Datum		value;
+	bool		isnull;
+
+	if (IsA(key, Const))
+	{
+		value = ((Const *) key)->constvalue;
+		isnull = ((Const *) key)->constisnull;
+	}
+	else
+	{
+		ParamExternData workspace;
+		ParamExternData *prm;
+		int			id = ((Param *) key)->paramid;
+
+		if (params == NULL || id > params->numParams)
+			elog(ERROR, "parameter $%d of a forwarded statement has no value", id);
+		prm = rx_bound_param(params, id, &workspace);
+		value = prm->value;
+		isnull = prm->isnull;
+	}
+	rx_table_distribution(relid, &dist);
+	get_atttypetypmodcoll(relid, dist.distcol, &type, &typmod, &collation);
+	fmgr_info(rx_hash_proc_for(dist.hash_opfamily, dist.distcol_type), &hashfn);
+	return rx_member_for_datum(&hashfn, collation, value, isnull, nmembers);
+}
+
 List *
 rx_dml_forward_sql(Query *parse, bool *colocated)
 {
@@ -427,6 +502,7 @@ rx_dml_forward_sql(Query *parse, bool *colocated)
 	char	   *sql;
 	List	   *params = NIL;
 	int			id = -1;
+	Expr	   *key;
 
 	if ((parse->commandType != CMD_UPDATE && parse->commandType != CMD_DELETE) ||
 		parse->resultRelation == 0 || parse->returningList != NIL ||
@@ -465,8 +541,11 @@ rx_dml_forward_sql(Query *parse, bool *colocated)
 	sql = rx_deparse_query(members);
 	while ((id = bms_next_member(fc.params, id)) >= 0)
 		params = lappend_int(params, id);
-	return list_make4(makeString(FORWARD_MARKER), makeString(sql), params,
-					  sc.subqueries);
+
+	/* WHERE dist_column = value: only the value's owner has rows to change */
+	key = rx_owner_key(parse, target->relid);
+	return list_make5(makeString(FORWARD_MARKER), makeString(sql), params,
+					  sc.subqueries, copyObject(key));
 }
 
 void
@@ -490,7 +569,7 @@ rx_dml_forward_of(PlannedStmt *stmt)
 	if (mt == NULL || !IsA(mt, ModifyTable) || list_length(mt->fdwPrivLists) != 1)
 		return NIL;
 	priv = (List *) linitial(mt->fdwPrivLists);
-	if (list_length(priv) != 4 || !IsA(linitial(priv), String) ||
+	if (list_length(priv) != 5 || !IsA(linitial(priv), String) ||
 		strcmp(strVal(linitial(priv)), FORWARD_MARKER) != 0)
 		return NIL;
 	return priv;
@@ -546,11 +625,25 @@ RxForward *
 rx_dml_forward_begin(PlannedStmt *stmt, ParamListInfo params)
 {
 	List	   *forward = rx_dml_forward_of(stmt);
+	RxForward  *fw;
+	Expr	   *key;
 
 	if (forward == NIL)
 		return NULL;
-	return rx_forward_prepare(strVal(lsecond(forward)), (List *) lthird(forward),
-							  (List *) lfourth(forward), params);
+	fw = rx_forward_prepare(strVal(lsecond(forward)), (List *) lthird(forward),
+							(List *) lfourth(forward), params);
+	key = (Expr *) list_nth(forward, 4);
+	if (key != NULL)
+	{
+		RxMember   *members;
+		int			nmembers = rx_get_members(&members);
+		ModifyTable *mt = (ModifyTable *) stmt->planTree;
+		Index		rti = linitial_int(mt->resultRelations);
+
+		fw->owner = key_owner(key, rt_fetch(rti, stmt->rtable)->relid, params,
+							  nmembers);
+	}
+	return fw;
 }
 
 RxForward *
@@ -563,6 +656,7 @@ rx_forward_prepare(const char *sql, List *used, List *shipped,
 
 	fw = palloc0(sizeof(RxForward));
 	fw->sql = sql;
+	fw->owner = -1;
 	fw->nparams = used != NIL ? llast_int(used) : 0;
 	fw->types = palloc0(sizeof(Oid) * (fw->nparams + 1));
 	fw->values = palloc0(sizeof(char *) * (fw->nparams + 1));
@@ -624,7 +718,8 @@ rx_dml_forward_run(RxForward *fw, bool below_self)
 		PGresult   *res;
 		uint64		rows = 0;
 
-		if (below_self ? m >= self : m <= self)
+		if ((below_self ? m >= self : m <= self) ||
+			(fw->owner >= 0 && m != fw->owner))
 			continue;
 		conn = rx_xact_connection(&members[m]);
 		if (!PQsendQueryParams(conn, fw->sql, fw->nparams, fw->types, fw->values,

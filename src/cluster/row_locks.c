@@ -145,42 +145,6 @@ locked_walker(Node *node, Locked *lk)
 	return expression_tree_walker(node, locked_walker, lk);
 }
 
-/*
- * dist_column = constant or parameter of the column's type, a conjunct of
- * the top query's WHERE clause: the only member that can have rows
- */
-static Expr *
-owner_key(Query *parse, Oid relid)
-{
-	RxTableDist dist;
-	Index		rti = 0;
-	ListCell   *lc;
-
-	foreach(lc, parse->rtable)
-	{
-		RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
-
-		if (rte->rtekind == RTE_RELATION && rte->relid == relid)
-			rti = foreach_current_index(lc) + 1;
-	}
-	if (rti == 0 || parse->jointree->quals == NULL)
-		return NULL;
-	rx_table_distribution(relid, &dist);
-	foreach(lc, make_ands_implicit((Expr *) copyObject(parse->jointree->quals)))
-	{
-		Expr	   *value = rx_distcol_equality(lfirst(lc), rti, &dist);
-
-		if (value != NULL)
-			value = rx_strip_relabel(value);
-		if (value != NULL &&
-			(IsA(value, Const) ||
-			 (IsA(value, Param) && ((Param *) value)->paramkind == PARAM_EXTERN)) &&
-			exprType((Node *) value) == dist.distcol_type)
-			return value;
-	}
-	return NULL;
-}
-
 static void
 refuse(Oid relid, const char *detail, const char *hint)
 {
@@ -246,7 +210,7 @@ rx_row_locks_check(Query *parse)
 	rl->limit_offset = copyObject(parse->limitOffset);
 	if (!OidIsValid(lk.hash))
 		rl->where = ON_FIRST_MEMBER;
-	else if ((rl->key = owner_key(parse, lk.hash)) != NULL)
+	else if ((rl->key = rx_owner_key(parse, lk.hash)) != NULL)
 	{
 		rl->where = ON_OWNER;
 		rl->relid = lk.hash;
