@@ -181,6 +181,19 @@ SET rdma_exchange.direct_dispatch = off;
 SELECT rx_direct_explain('EXPLAIN (COSTS OFF) SELECT v FROM t_int WHERE k = 7') LIMIT 1;
 RESET rdma_exchange.direct_dispatch;
 
+-- ===== min/max and top-N over an index: each member reads its index =====
+SET client_min_messages = warning;
+CREATE TABLE dd.big (id int PRIMARY KEY, v int);
+INSERT INTO dd.big SELECT i, i % 7 FROM generate_series(1, 20000) i;
+CREATE TABLE dl.big AS SELECT * FROM dd.big;
+SELECT rdma_exchange.create_distributed_table('dd.big', 'id');
+ANALYZE dd.big, dl.big;
+RESET client_min_messages;
+SELECT rx_direct('SELECT min(id), max(id) FROM big');
+SELECT rx_direct('SELECT min(id), max(id) FROM big WHERE v = 3');
+SELECT rx_direct('SELECT id FROM big ORDER BY id DESC LIMIT 5');
+SELECT rx_direct_explain('EXPLAIN (COSTS OFF) SELECT max(id) FROM big');
+
 -- ===== cursors: fetched in batches, rewound =====
 BEGIN;
 DECLARE c SCROLL CURSOR FOR SELECT v FROM t_int WHERE k = 7 ORDER BY v;

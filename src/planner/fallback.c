@@ -13,7 +13,8 @@
  * the serial part) stays on the RECEIVE.  The rows are kept for rescans,
  * so a SubPlan runs the fragment once, not once per outer row.  An index
  * scan's rows come in index order and the plan above may rely on that (a
- * Merge Join, an ORDER BY without Sort): then each member sorts its rows
+ * Merge Join, an ORDER BY without Sort): then each member scans the same
+ * index when the members can evaluate its conditions, or sorts its rows
  * the same way and the RECEIVE merges them.  EXPLAIN shows the RECEIVE as
  * a fallback.
  *
@@ -292,10 +293,9 @@ map_position(ColumnMap *map, AttrNumber attno)
 	return InvalidAttrNumber;
 }
 
-/* Sort of the fragment's rows by the index order, every column kept */
-static Plan *
-sort_fragment(RxPlanContext *ctx, Plan *child, ColumnMap *map,
-			  IndexOrder *order, AttrNumber *cols)
+/* the positions of the index order's columns in the fragment's output */
+static void
+order_columns(ColumnMap *map, IndexOrder *order, AttrNumber *cols)
 {
 	for (int i = 0; i < order->nkeys; i++)
 	{
@@ -307,8 +307,6 @@ sort_fragment(RxPlanContext *ctx, Plan *child, ColumnMap *map,
 							get_rel_name(map->relid)),
 					 errdetail("Values of such types travel between members in text form, which sorts differently.")));
 	}
-	return (Plan *) rx_make_sort(ctx, child, order->nkeys, cols, order->ops,
-								 order->collations, order->nulls_first);
 }
 
 /* the index columns an index-only scan refers to, as table columns */
@@ -340,6 +338,8 @@ index_only_as_index_scan(IndexOnlyScan *ios)
 	is->scan.plan.qual = (List *)
 		index_var_mutator((Node *) ios->scan.plan.qual, ios->indextlist);
 	is->indexid = ios->indexid;
+	/* (index columns as INDEX_VAR in both) */
+	is->indexqual = ios->indexqual;
 	is->indexqualorig = (List *)
 		index_var_mutator((Node *) ios->recheckqual, ios->indextlist);
 	is->indexorderby = ios->indexorderby;
@@ -457,6 +457,26 @@ rx_fallback_scan(RxPlanContext *ctx, Scan *scan)
 		sample->tablesample = copyObject(((SampleScan *) scan)->tablesample);
 		frag = &sample->scan;
 	}
+	else if (order.nkeys > 0 && ((IndexScan *) scan)->indexqual != NIL &&
+			 !rx_has_exec_param((Node *) ((IndexScan *) scan)->indexqualorig) &&
+			 rx_expr_shippable((Node *) ((IndexScan *) scan)->indexqualorig))
+	{
+		/*
+		 * An index scan whose conditions the members can evaluate: each
+		 * member scans its index, in the order the plan above wants, and
+		 * the first rows come at once (min/max's LIMIT 1 over the index,
+		 * a keyed lookup) instead of after a sort of the whole part.  Its
+		 * conditions stay as filters too (pushed), which is only a recheck.
+		 */
+		IndexScan  *iscan = (IndexScan *) scan;
+		IndexScan  *ifrag = makeNode(IndexScan);
+
+		ifrag->indexid = iscan->indexid;
+		ifrag->indexqual = copyObject(iscan->indexqual);
+		ifrag->indexqualorig = copyObject(iscan->indexqualorig);
+		ifrag->indexorderdir = iscan->indexorderdir;
+		frag = &ifrag->scan;
+	}
 	else
 		frag = (Scan *) makeNode(SeqScan);
 	frag->scanrelid = rti;
@@ -482,7 +502,13 @@ rx_fallback_scan(RxPlanContext *ctx, Scan *scan)
 
 	fragment = (Plan *) frag;
 	if (order.nkeys > 0)
-		fragment = sort_fragment(ctx, fragment, &map, &order, sort_cols);
+	{
+		order_columns(&map, &order, sort_cols);
+		if (!IsA(frag, IndexScan))
+			fragment = (Plan *) rx_make_sort(ctx, fragment, order.nkeys, sort_cols,
+											 order.ops, order.collations,
+											 order.nulls_first);
+	}
 
 	exchange_id = rx_new_node_id(ctx);
 	shuffle = rx_make_shuffle(fragment, exchange_id, RX_ROUTE_COORDINATOR,

@@ -193,7 +193,11 @@ push_limits(Plan *plan)
 			rx_receive_info((CustomScan *) child, &info);
 			if (offset)
 				needed += DatumGetInt64(offset->constvalue);
-			if (info.kind == RX_RECEIVE_GATHER && !info.materialize &&
+			/*
+			 * (a RECEIVE that keeps its rows for rescans is rescanned under
+			 * this Limit, which takes the same first rows each time)
+			 */
+			if (info.kind == RX_RECEIVE_GATHER &&
 				needed >= 0 && needed < PG_INT32_MAX)
 				rx_shuffle_set_bound((CustomScan *) child->lefttree, (int) needed);
 		}
