@@ -183,5 +183,8 @@ for ((r = 1; r <= runs; r++)); do
 		done
 	done
 done
-python3 "$here/report.py" "$out/raw.jsonl" "$out"
+# Debian's python3 has matplotlib (test/install-deps.sh); another first in PATH may not
+py=python3
+[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+"$py" "$here/report.py" "$out/raw.jsonl" "$out"
 echo "run.sh: wrote $out/report.md" >&2
