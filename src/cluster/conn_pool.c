@@ -32,6 +32,7 @@ typedef struct PooledConn
 	bool		busy;
 	bool		pending;		/* idle, but results still to read */
 	SubTransactionId subid;		/* busy: the subtransaction owning it */
+	uint64		prepared;		/* statement slots prepared in its session */
 } PooledConn;
 
 #define MAX_POOLED 64
@@ -167,6 +168,7 @@ rx_pool_get(const RxMember *member)
 	pool[npool].userid = userid;
 	pool[npool].busy = true;
 	pool[npool].pending = false;
+	pool[npool].prepared = 0;
 	pool[npool].subid = GetCurrentSubTransactionId();
 	return pool[npool++].conn;
 }
@@ -211,4 +213,29 @@ rx_pool_hold_for_transaction(PGconn *conn)
 
 	if (pc != NULL)
 		pc->subid = TopSubTransactionId;
+}
+
+/*
+ * Statements prepared once per pooled session, in slots 0..63 the caller
+ * numbers (exec/direct.c: one per column count of execute_direct()'s
+ * result): whether slot is prepared in conn's session, and marking it so.
+ * A prepared statement lives as long as the session, whatever its
+ * transactions do; a new connection starts with none.
+ */
+bool
+rx_pool_prepared(PGconn *conn, int slot)
+{
+	PooledConn *pc = pool_find(conn);
+
+	return pc != NULL && slot >= 0 && slot < 64 &&
+		(pc->prepared & (UINT64CONST(1) << slot)) != 0;
+}
+
+void
+rx_pool_set_prepared(PGconn *conn, int slot)
+{
+	PooledConn *pc = pool_find(conn);
+
+	if (pc != NULL && slot >= 0 && slot < 64)
+		pc->prepared |= UINT64CONST(1) << slot;
 }

@@ -31,4 +31,8 @@ extern void rx_pool_put_pending(PGconn *conn);
  */
 extern void rx_pool_hold_for_transaction(PGconn *conn);
 
+/* statements prepared in a pooled session, by slot (0..63) */
+extern bool rx_pool_prepared(PGconn *conn, int slot);
+extern void rx_pool_set_prepared(PGconn *conn, int slot);
+
 #endif							/* RX_CONN_POOL_H */

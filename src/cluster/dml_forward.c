@@ -577,7 +577,7 @@ rx_dml_forward_of(PlannedStmt *stmt)
 
 /* a forwarded statement with its parameters in text form, once per execution */
 /* while EXPLAIN ANALYZE runs an UPDATE or DELETE: rows per member */
-static uint64 *explained = NULL;
+static int64 *explained = NULL;	/* -1: the member got no statement */
 static bool explained_ran = false;	/* some were forwarded */
 
 /*
@@ -744,7 +744,7 @@ rx_dml_forward_run(RxForward *fw, bool below_self)
 		total += rows;
 		if (explained != NULL)
 		{
-			explained[m] += rows;
+			explained[m] = Max(explained[m], 0) + rows;
 			explained_ran = true;
 		}
 	}
@@ -759,7 +759,8 @@ rx_dml_forward_run(RxForward *fw, bool below_self)
 /*
  * EXPLAIN ANALYZE of a forwarded UPDATE or DELETE shows the plan that ran
  * here, on this member's part; the rows the other members changed are
- * added below it, per member.  PostgreSQL has no hook to add lines to a
+ * added below it, per member the statement went to (only the key's owner
+ * for a statement by key).  PostgreSQL has no hook to add lines to a
  * plan's output, so this hook does what ExplainOneQuery() does for a
  * query (plan it, ExplainOnePlan()) and then adds them: in text format
  * after the plan, in the other formats as an object after the query's.
@@ -802,9 +803,9 @@ rx_explain_one_query(Query *query, int cursorOptions, IntoClause *into,
 {
 	RxMember   *members;
 	int			nmembers = 0;
-	uint64	   *saved = explained;
+	int64	   *saved = explained;
 	bool		saved_ran = explained_ran;
-	uint64	   *counts = NULL;
+	int64	   *counts = NULL;
 	bool		ran;
 
 	if (es->analyze && (query->commandType == CMD_UPDATE ||
@@ -813,7 +814,9 @@ rx_explain_one_query(Query *query, int cursorOptions, IntoClause *into,
 		nmembers = rx_get_members(&members);
 	if (nmembers > 1)
 	{
-		counts = palloc0(sizeof(uint64) * nmembers);
+		counts = palloc(sizeof(int64) * nmembers);
+		for (int m = 0; m < nmembers; m++)
+			counts[m] = -1;
 		explained = counts;
 		explained_ran = false;
 	}
@@ -840,8 +843,8 @@ rx_explain_one_query(Query *query, int cursorOptions, IntoClause *into,
 	{
 		appendStringInfoString(es->str, "Rows Changed on Other Members:\n");
 		for (int m = 0; m < nmembers; m++)
-			if (m != rx_self_member_index())
-				appendStringInfo(es->str, "  Member %d: " UINT64_FORMAT "\n", m, counts[m]);
+			if (counts[m] >= 0)
+				appendStringInfo(es->str, "  Member %d: " INT64_FORMAT "\n", m, counts[m]);
 		return;
 	}
 	/* an object of its own after the query's */
@@ -849,11 +852,11 @@ rx_explain_one_query(Query *query, int cursorOptions, IntoClause *into,
 	ExplainOpenGroup("Members", "Rows Changed on Other Members", false, es);
 	for (int m = 0; m < nmembers; m++)
 	{
-		if (m == rx_self_member_index())
+		if (counts[m] < 0)
 			continue;
 		ExplainOpenGroup("Member", NULL, true, es);
 		ExplainPropertyInteger("Member", NULL, m, es);
-		ExplainPropertyUInteger("Rows Changed", NULL, counts[m], es);
+		ExplainPropertyInteger("Rows Changed", NULL, counts[m], es);
 		ExplainCloseGroup("Member", NULL, true, es);
 	}
 	ExplainCloseGroup("Members", "Rows Changed on Other Members", false, es);

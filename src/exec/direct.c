@@ -243,8 +243,40 @@ send_plan(DirectState *st)
 	for (int i = 0; i < natts; i++)
 		appendStringInfo(&sql, "%sc%d pg_catalog.text", i > 0 ? ", " : "", i + 1);
 	appendStringInfoChar(&sql, ')');
-	if (!PQsendQueryParams(st->conn, sql.data, 1, NULL, values, NULL, NULL, 0) ||
-		!PQsetSingleRowMode(st->conn))
+
+	/*
+	 * A pooled session prepares the call once per column count, so that
+	 * each query costs the member no parse and plan of it.  (The
+	 * transaction's own session is not pooled: the call is sent whole.)
+	 */
+	if (!st->conn_in_xact && natts < 64)
+	{
+		char	   *name = psprintf("rx_direct_%d", natts);
+
+		if (!rx_pool_prepared(st->conn, natts))
+		{
+			PGresult   *res;
+
+			if (!PQsendPrepare(st->conn, name, sql.data, 1, NULL))
+				rx_report_remote_error(ERROR, st->conn, NULL, member->name,
+									   "could not prepare a directly dispatched query");
+			while ((res = rx_get_result(st->conn, member->name)) != NULL)
+			{
+				if (PQresultStatus(res) != PGRES_COMMAND_OK)
+					rx_report_remote_error(ERROR, st->conn, res, member->name,
+										   "could not prepare a directly dispatched query");
+				PQclear(res);
+			}
+			rx_pool_set_prepared(st->conn, natts);
+		}
+		if (!PQsendQueryPrepared(st->conn, name, 1, values, NULL, NULL, 0))
+			rx_report_remote_error(ERROR, st->conn, NULL, member->name,
+								   "could not send a directly dispatched query");
+	}
+	else if (!PQsendQueryParams(st->conn, sql.data, 1, NULL, values, NULL, NULL, 0))
+		rx_report_remote_error(ERROR, st->conn, NULL, member->name,
+							   "could not send a directly dispatched query");
+	if (!PQsetSingleRowMode(st->conn))
 		rx_report_remote_error(ERROR, st->conn, NULL, member->name,
 							   "could not send a directly dispatched query");
 	st->finished = false;
