@@ -459,35 +459,18 @@ rx_owner_key(Query *parse, Oid relid)
 static int
 key_owner(Expr *key, Oid relid, ParamListInfo params, int nmembers)
 {
-	RxTableDist dist;
-	FmgrInfo	hashfn;
-	Oid			type,
-				collation;
-	int32		typmod;
-	Datum		value;
-	bool		isnull;
+	ParamExternData workspace;
+	ParamExternData *prm;
+	int			id;
 
 	if (IsA(key, Const))
-	{
-		value = ((Const *) key)->constvalue;
-		isnull = ((Const *) key)->constisnull;
-	}
-	else
-	{
-		ParamExternData workspace;
-		ParamExternData *prm;
-		int			id = ((Param *) key)->paramid;
-
-		if (params == NULL || id > params->numParams)
-			elog(ERROR, "parameter $%d of a forwarded statement has no value", id);
-		prm = rx_bound_param(params, id, &workspace);
-		value = prm->value;
-		isnull = prm->isnull;
-	}
-	rx_table_distribution(relid, &dist);
-	get_atttypetypmodcoll(relid, dist.distcol, &type, &typmod, &collation);
-	fmgr_info(rx_hash_proc_for(dist.hash_opfamily, dist.distcol_type), &hashfn);
-	return rx_member_for_datum(&hashfn, collation, value, isnull, nmembers);
+		return rx_member_of_key(relid, ((Const *) key)->constvalue,
+								((Const *) key)->constisnull, nmembers);
+	id = ((Param *) key)->paramid;
+	if (params == NULL || id > params->numParams)
+		elog(ERROR, "parameter $%d of a forwarded statement has no value", id);
+	prm = rx_bound_param(params, id, &workspace);
+	return rx_member_of_key(relid, prm->value, prm->isnull, nmembers);
 }
 
 List *

@@ -24,6 +24,7 @@
 #include "utils/typcache.h"
 
 #include "cluster/hashing.h"
+#include "cluster/metadata.h"
 
 /*
  * Polymorphic hash opclasses (array_ops, enum_ops, range_ops, record_ops,
@@ -126,4 +127,29 @@ rx_member_for_datum(FmgrInfo *hashfn, Oid collation, Datum value,
 		return 0;
 	hash = DatumGetUInt32(FunctionCall1Coll(hashfn, collation, value));
 	return rx_member_for_hash(hash, nmembers);
+}
+
+/*
+ * The member that owns a value of the distribution column of relid (a
+ * hash-distributed table): what routing by key needs (direct dispatch,
+ * UPDATE/DELETE and row locks by key).
+ */
+int
+rx_member_of_key(Oid relid, Datum value, bool isnull, int nmembers)
+{
+	RxTableDist dist;
+	FmgrInfo	hashfn;
+	Oid			type,
+				collation;
+	int32		typmod;
+
+	rx_table_distribution(relid, &dist);
+	if (dist.method != RX_DIST_HASH)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("table \"%s\" is no longer distributed", get_rel_name(relid)),
+				 errhint("Run the statement again.")));
+	get_atttypetypmodcoll(relid, dist.distcol, &type, &typmod, &collation);
+	fmgr_info(rx_hash_proc_for(dist.hash_opfamily, dist.distcol_type), &hashfn);
+	return rx_member_for_datum(&hashfn, collation, value, isnull, nmembers);
 }

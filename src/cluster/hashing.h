@@ -37,4 +37,7 @@ extern Oid	rx_default_hash_opfamily_or_none(Oid type);
 extern int	rx_member_for_datum(FmgrInfo *hashfn, Oid collation, Datum value,
 								bool isnull, int nmembers);
 
+/* member index of a value of a hash-distributed table's distribution column */
+extern int	rx_member_of_key(Oid relid, Datum value, bool isnull, int nmembers);
+
 #endif							/* RX_HASHING_H */

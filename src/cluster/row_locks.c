@@ -452,23 +452,12 @@ eval_limit(RxLockRowsState *st, ExprState *expr)
 static int
 owner_member(RxLockRowsState *st)
 {
-	RxTableDist dist;
-	FmgrInfo	hashfn;
-	Oid			type,
-				collation;
-	int32		typmod;
 	bool		isnull;
-	Datum		value;
+	Datum		value = ExecEvalExprSwitchContext(st->key,
+												  st->css.ss.ps.ps_ExprContext,
+												  &isnull);
 
-	rx_table_distribution(st->relid, &dist);
-	if (dist.method != RX_DIST_HASH)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("table \"%s\" is no longer distributed", get_rel_name(st->relid))));
-	get_atttypetypmodcoll(st->relid, dist.distcol, &type, &typmod, &collation);
-	fmgr_info(rx_hash_proc_for(dist.hash_opfamily, dist.distcol_type), &hashfn);
-	value = ExecEvalExprSwitchContext(st->key, st->css.ss.ps.ps_ExprContext, &isnull);
-	return rx_member_for_datum(&hashfn, collation, value, isnull, st->nmembers);
+	return rx_member_of_key(st->relid, value, isnull, st->nmembers);
 }
 
 /*

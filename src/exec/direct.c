@@ -129,26 +129,10 @@ key_owner(DirectState *st)
 
 	forboth(a, st->keys, b, st->key_relids)
 	{
-		RxTableDist dist;
-		FmgrInfo	hashfn;
-		Oid			type,
-					collation;
-		int32		typmod;
 		bool		isnull;
-		Datum		value;
-		int			m;
+		Datum		value = ExecEvalExprSwitchContext(lfirst(a), econtext, &isnull);
+		int			m = rx_member_of_key(lfirst_oid(b), value, isnull, st->nmembers);
 
-		rx_table_distribution(lfirst_oid(b), &dist);
-		if (dist.method != RX_DIST_HASH)
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("table \"%s\" is no longer distributed",
-							get_rel_name(lfirst_oid(b))),
-					 errhint("Run the query again.")));
-		get_atttypetypmodcoll(lfirst_oid(b), dist.distcol, &type, &typmod, &collation);
-		fmgr_info(rx_hash_proc_for(dist.hash_opfamily, dist.distcol_type), &hashfn);
-		value = ExecEvalExprSwitchContext(lfirst(a), econtext, &isnull);
-		m = rx_member_for_datum(&hashfn, collation, value, isnull, st->nmembers);
 		if (owner >= 0 && m != owner)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

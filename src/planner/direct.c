@@ -75,18 +75,11 @@ is_distcol(Expr *e, Index scanrelid, List *indextlist, const RxTableDist *dist)
 
 /* a constant key: its owner must be the one of every other constant key */
 static bool
-take_const(DirectWalk *dw, Const *c, Oid relid, const RxTableDist *dist)
+take_const(DirectWalk *dw, Const *c, Oid relid)
 {
-	FmgrInfo	hashfn;
-	Oid			type,
-				collation;
-	int32		typmod;
-	int			owner;
+	int			owner = rx_member_of_key(relid, c->constvalue, c->constisnull,
+										 dw->nmembers);
 
-	get_atttypetypmodcoll(relid, dist->distcol, &type, &typmod, &collation);
-	fmgr_info(rx_hash_proc_for(dist->hash_opfamily, dist->distcol_type), &hashfn);
-	owner = rx_member_for_datum(&hashfn, collation, c->constvalue,
-								c->constisnull, dw->nmembers);
 	if (dw->const_owner >= 0 && dw->const_owner != owner)
 		return false;
 	dw->const_owner = owner;
@@ -117,7 +110,7 @@ take_key(DirectWalk *dw, Expr *clause, Index scanrelid, List *indextlist,
 				exprType((Node *) value) != dist->distcol_type)
 				continue;
 			if (IsA(value, Const))
-				return take_const(dw, (Const *) value, relid, dist);
+				return take_const(dw, (Const *) value, relid);
 			if (IsA(value, Param) && ((Param *) value)->paramkind == PARAM_EXTERN)
 			{
 				/* every non-constant key must be this one value */
@@ -159,7 +152,7 @@ take_key(DirectWalk *dw, Expr *clause, Index scanrelid, List *indextlist,
 				continue;
 			if (!take_const(dw, makeConst(dist->distcol_type, -1, InvalidOid,
 										  typlen, values[i], false, typbyval),
-							relid, dist))
+							relid))
 				return false;
 			any = true;
 		}
