@@ -371,10 +371,13 @@ place_unary(Placer *pl, Plan **pp, Locus *out)
 					*out = partitioned(in) ? map_locus(in, p->targetlist, OUTER_VAR) : in;
 					return true;
 				}
-				if (agg->aggstrategy == AGG_MIXED || agg->groupingSets != NIL)
+				if (agg->aggstrategy == AGG_MIXED || agg->groupingSets != NIL ||
+					!place_grouping(pl, p, agg->numCols, agg->grpColIdx,
+									agg->grpOperators, in, out))
 					return false;
-				return place_grouping(pl, p, agg->numCols, agg->grpColIdx,
-									  agg->grpOperators, in, out);
+				/* co-located groups: no partial step needed (partial_agg.c) */
+				*pp = rx_collapse_partial_agg(p);
+				return true;
 			}
 		case T_Group:
 			return place_grouping(pl, p, ((Group *) p)->numCols,

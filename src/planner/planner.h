@@ -20,6 +20,9 @@ typedef struct RxPlanContext
 	Bitmapset  *result_rtis;	/* targets of DML: never rewritten */
 } RxPlanContext;
 
+/* partial_agg.c: a Finalize Agg over its Partial Agg as one Agg */
+extern Plan *rx_collapse_partial_agg(Plan *plan);
+
 /* planner.c */
 extern void rx_planner_init(void);
 extern int	rx_new_node_id(RxPlanContext *ctx);
