@@ -38,8 +38,14 @@
 
 #include "cluster/fragment_guard.h"
 
-/* fragments started within a lifetime; a slot is free once expired */
-#define GUARD_SLOTS 65536
+/*
+ * fragments started within a lifetime; a slot is free once expired.  A
+ * directly dispatched query is one fragment message, and applications send
+ * thousands of them a second: 262144 slots (6 MB) remember 15 s of up to
+ * about 17000 a second per member (with 64 probes, a member that starts
+ * more is told to retry).
+ */
+#define GUARD_SLOTS 262144
 #define GUARD_PROBES 64
 
 typedef struct GuardSlot

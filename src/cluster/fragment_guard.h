@@ -11,7 +11,7 @@
 #include "cluster/fragment_msg.h"
 
 /* how long a fragment message may be run after it was made */
-#define RX_FRAGMENT_LIFETIME_MS 60000
+#define RX_FRAGMENT_LIFETIME_MS 15000
 
 extern void rx_fragment_guard_init(void);
 
