@@ -206,6 +206,20 @@ DECLARE c2 CURSOR FOR SELECT v FROM t_int WHERE k = 8 ORDER BY v;
 FETCH 1 FROM c2;
 COMMIT;
 
+-- a cursor over another member's rows in a transaction that wrote there,
+-- fetched in batches around another statement to that member
+SELECT min(g) FILTER (WHERE rdma_exchange.member_index_of(g) = 1) AS k1a,
+       max(g) FILTER (WHERE rdma_exchange.member_index_of(g) = 1) AS k1b
+  FROM generate_series(1, 30) g \gset
+BEGIN;
+INSERT INTO t_int VALUES (:k1a, 5000, 'cursor');
+DECLARE c3 CURSOR FOR SELECT v FROM t_int WHERE k = :k1a ORDER BY v;
+FETCH 2 FROM c3;
+UPDATE t_int SET v = v + 1 WHERE k = :k1b;
+FETCH 5 FROM c3;
+SELECT count(*) FROM t_int WHERE k = :k1b AND v % 200 = :k1b + 1;
+ROLLBACK;
+
 -- ===== the statement's time and settings travel with it =====
 BEGIN;
 CREATE TEMP TABLE seen AS

@@ -17,7 +17,9 @@
  *	  runs it with rdma_exchange.execute_direct() (fragment.c) and its rows
  *	  come back in the same round trip.  Over this transaction's connection
  *	  to that member after the transaction changed rows there (it reads its
- *	  own writes), otherwise over the session's pool.
+ *	  own writes; all rows are read at once then, since the transaction's
+ *	  next statement may need that connection), otherwise over the
+ *	  session's pool.
  *
  * Consistency: at READ COMMITTED the query reads the member with a
  * snapshot taken after its read barrier (cluster_snapshot.c), so it sees
@@ -41,6 +43,7 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
+#include "utils/tuplestore.h"
 
 #include "cluster/cluster_snapshot.h"
 #include "cluster/conn_pool.h"
@@ -79,6 +82,8 @@ typedef struct DirectState
 	FmgrInfo   *in;
 	Oid		   *ioparams;
 	uint64		rows;
+	Tuplestorestate *store;		/* all of them, read at once (see next_remote) */
+	TupleTableSlot *stored;		/* a row of the store */
 } DirectState;
 
 static CustomScanMethods direct_plan_methods;
@@ -199,6 +204,8 @@ direct_begin(CustomScanState *node, EState *estate, int eflags)
 			getTypeInputInfo(TupleDescAttr(desc, i)->atttypid, &func, &st->ioparams[i]);
 			fmgr_info(func, &st->in[i]);
 		}
+		st->stored = ExecAllocTableSlot(&estate->es_tupleTable, desc,
+										&TTSOpsMinimalTuple);
 	}
 }
 
@@ -286,20 +293,14 @@ release_conn(DirectState *st)
 	st->finished = true;
 }
 
-/* the next row from the member, NULL at the end */
-static TupleTableSlot *
-next_remote(DirectState *st)
+/* the member's next row into slot (the per-tuple context); false at the end */
+static bool
+read_row(DirectState *st, TupleTableSlot *slot)
 {
-	TupleTableSlot *slot = st->css.ss.ss_ScanTupleSlot;
 	TupleDesc	desc = slot->tts_tupleDescriptor;
 	const char *name = st->members[st->owner].name;
 	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
 
-	ExecClearTuple(slot);
-	if (st->finished)
-		return slot;
-	if (st->conn == NULL)
-		send_plan(st);
 	ResetExprContext(econtext);
 	for (;;)
 	{
@@ -308,8 +309,9 @@ next_remote(DirectState *st)
 
 		if (res == NULL)
 		{
+			st->finished = true;
 			release_conn(st);
-			return slot;
+			return false;
 		}
 		if (PQresultStatus(res) == PGRES_TUPLES_OK)
 		{
@@ -331,6 +333,7 @@ next_remote(DirectState *st)
 			PG_END_TRY();
 		}
 		old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+		ExecClearTuple(slot);
 		for (int i = 0; i < desc->natts; i++)
 		{
 			bool		isnull = PQgetisnull(res, 0, i);
@@ -342,9 +345,44 @@ next_remote(DirectState *st)
 		}
 		MemoryContextSwitchTo(old);
 		PQclear(res);
+		ExecStoreVirtualTuple(slot);
 		st->rows++;
-		return ExecStoreVirtualTuple(slot);
+		return true;
 	}
+}
+
+/* the next row from the member, an empty slot at the end */
+static TupleTableSlot *
+next_remote(DirectState *st)
+{
+	TupleTableSlot *slot = st->css.ss.ss_ScanTupleSlot;
+
+	if (st->store == NULL && !st->finished && st->conn == NULL)
+	{
+		send_plan(st);
+
+		/*
+		 * The transaction's own session there may be needed by the next
+		 * statement of the transaction while this query's portal waits (a
+		 * cursor fetched in batches, then an UPDATE): read every row now
+		 * and give the session back, as a gather does (receive.c).
+		 */
+		if (st->conn_in_xact)
+		{
+			st->store = tuplestore_begin_heap(true, false, work_mem);
+			while (read_row(st, slot))
+				tuplestore_puttupleslot(st->store, slot);
+		}
+	}
+	if (st->store != NULL)
+	{
+		if (!tuplestore_gettupleslot(st->store, true, false, st->stored))
+			ExecClearTuple(st->stored);
+		return st->stored;
+	}
+	if (st->finished || !read_row(st, slot))
+		ExecClearTuple(slot);
+	return slot;
 }
 
 static TupleTableSlot *
@@ -372,6 +410,9 @@ direct_end(CustomScanState *node)
 		st->own_snapshot = NULL;
 	}
 	release_conn(st);
+	if (st->store != NULL)
+		tuplestore_end(st->store);
+	st->store = NULL;
 }
 
 static void
@@ -382,6 +423,11 @@ direct_rescan(CustomScanState *node)
 	if (st->here)
 	{
 		ExecReScan(st->child);
+		return;
+	}
+	if (st->store != NULL)
+	{
+		tuplestore_rescan(st->store);
 		return;
 	}
 	release_conn(st);
