@@ -145,6 +145,20 @@ EXPLAIN (COSTS OFF) SELECT count(*) FROM ord;
 SELECT count(*) < 30000 AS only_this_part FROM ord;
 RESET rdma_exchange.enable;
 
+-- GROUP BY the distribution key, 20 rows a group: PostgreSQL aggregates in
+-- two steps around the Gather (Partial, then Finalize); every group is
+-- complete on its member, so the members aggregate in one step
+SET client_min_messages = warning;
+CREATE TABLE ex.line (l_ord int, l_qty int);
+INSERT INTO ex.line SELECT i % 20000 + 1, i % 50 FROM generate_series(1, 400000) i;
+SELECT rdma_exchange.create_distributed_table('ex.line', 'l_ord');
+ANALYZE ex.line;
+RESET client_min_messages;
+EXPLAIN (COSTS OFF)
+SELECT l_ord, sum(l_qty) FROM line GROUP BY l_ord HAVING sum(l_qty) > 600;
+SELECT count(*), sum(s) FROM (SELECT l_ord, sum(l_qty) AS s FROM line
+                               GROUP BY l_ord HAVING sum(l_qty) > 600) g;
+
 DROP FUNCTION public.rx_ex_analyze(text);
 SET client_min_messages = warning;
 DROP SCHEMA ex CASCADE;
