@@ -365,6 +365,18 @@ statement_text(EState *estate, PlannedStmt *top)
 }
 
 /*
+ * A query's id and token: a member runs a message once, and the transport
+ * takes only datagrams that carry both
+ */
+static void
+random_ids(uint64 *query_id, uint64 *token)
+{
+	if (!pg_strong_random(query_id, sizeof(*query_id)) ||
+		!pg_strong_random(token, sizeof(*token)))
+		elog(ERROR, "could not generate a random query id");
+}
+
+/*
  * What every fragment message says: who and where the members are, the
  * fragment with the range table entries, indexes and bound parameters it
  * uses, the settings and timestamps of this statement.
@@ -449,10 +461,7 @@ rx_direct_message(Plan *plan, EState *estate, List *snapshots)
 	FragmentScan fs = {0};
 
 	memset(&msg, 0, sizeof(msg));
-	/* the member runs a message once: its id and token make it unique */
-	if (!pg_strong_random(&msg.query_id, sizeof(msg.query_id)) ||
-		!pg_strong_random(&msg.token, sizeof(msg.token)))
-		elog(ERROR, "could not generate a random query id");
+	random_ids(&msg.query_id, &msg.token);
 	message_body(&msg, plan, estate, members, nmembers,
 				 rx_self_member_index(), &fs);
 	msg.snapshots = snapshots;
@@ -485,9 +494,7 @@ rx_dispatch_start(RxReceiveState *r)
 				 errmsg("this server is not a member of an rdma_exchange cluster"),
 				 errhint("Add every member, this one included, with rdma_exchange.add_node().")));
 	in_xact = rx_xact_changed_before(r->css.ss.ps.state->es_snapshot->curcid);
-	if (!pg_strong_random(&query_id, sizeof(query_id)) ||
-		!pg_strong_random(&token, sizeof(token)))
-		elog(ERROR, "could not generate a random query id");
+	random_ids(&query_id, &token);
 
 	memset(&spec, 0, sizeof(spec));
 	spec.query_id = query_id;

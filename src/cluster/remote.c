@@ -27,6 +27,7 @@
 #include "pgstat.h"
 #include "storage/latch.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -706,4 +707,50 @@ rx_report_remote_error(int elevel, PGconn *conn, PGresult *res,
 				 errmsg("could not communicate with member \"%s\"", member_name),
 				 (connmsg && connmsg[0]) ? errdetail_internal("%s", connmsg) : 0,
 				 errcontext("%s", ctx)));
+}
+
+/* ---------------------------------------------------------------------
+ * Rows in text form
+ * ---------------------------------------------------------------------
+ */
+
+struct RxTextRows
+{
+	TupleDesc	desc;
+	FmgrInfo   *in;
+	Oid		   *ioparams;
+};
+
+RxTextRows *
+rx_text_rows(TupleDesc desc)
+{
+	RxTextRows *tr = palloc(sizeof(RxTextRows));
+
+	tr->desc = desc;
+	tr->in = palloc(sizeof(FmgrInfo) * Max(desc->natts, 1));
+	tr->ioparams = palloc(sizeof(Oid) * Max(desc->natts, 1));
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Oid			func;
+
+		getTypeInputInfo(TupleDescAttr(desc, i)->atttypid, &func, &tr->ioparams[i]);
+		fmgr_info(func, &tr->in[i]);
+	}
+	return tr;
+}
+
+TupleTableSlot *
+rx_text_row_store(RxTextRows *tr, PGresult *res, int r, TupleTableSlot *slot)
+{
+	ExecClearTuple(slot);
+	for (int i = 0; i < tr->desc->natts; i++)
+	{
+		bool		isnull = PQgetisnull(res, r, i);
+
+		slot->tts_isnull[i] = isnull;
+		slot->tts_values[i] =
+			InputFunctionCall(&tr->in[i], isnull ? NULL : PQgetvalue(res, r, i),
+							  tr->ioparams[i], TupleDescAttr(tr->desc, i)->atttypmod);
+	}
+	return ExecStoreVirtualTuple(slot);
 }

@@ -548,20 +548,12 @@ run_remote(RxLockRowsState *st, int m, PGconn *conn, RxForward *fw,
 	const char *name = st->members[m].name;
 	TupleDesc	desc = st->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor;
 	TupleTableSlot *slot = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
-	FmgrInfo   *in = palloc(sizeof(FmgrInfo) * desc->natts);
-	Oid		   *ioparams = palloc(sizeof(Oid) * desc->natts);
+	RxTextRows *rows = rx_text_rows(desc);
 	MemoryContext rowcxt = AllocSetContextCreate(CurrentMemoryContext,
 												 "rdma_exchange locked row",
 												 ALLOCSET_SMALL_SIZES);
 	PGresult   *res;
 
-	for (int i = 0; i < desc->natts; i++)
-	{
-		Oid			func;
-
-		getTypeInputInfo(TupleDescAttr(desc, i)->atttypid, &func, &ioparams[i]);
-		fmgr_info(func, &in[i]);
-	}
 	if (savepoint)
 		rx_exec_command(conn, name, "SAVEPOINT " LOCK_SAVEPOINT);
 	if (!PQsendQueryParams(conn, fw->sql, fw->nparams, fw->types, fw->values,
@@ -582,17 +574,7 @@ run_remote(RxLockRowsState *st, int m, PGconn *conn, RxForward *fw,
 			{
 				MemoryContext old = MemoryContextSwitchTo(rowcxt);
 
-				ExecClearTuple(slot);
-				for (int i = 0; i < desc->natts; i++)
-				{
-					bool		isnull = PQgetisnull(res, r, i);
-
-					slot->tts_isnull[i] = isnull;
-					slot->tts_values[i] =
-						InputFunctionCall(&in[i], isnull ? NULL : PQgetvalue(res, r, i),
-										  ioparams[i], TupleDescAttr(desc, i)->atttypmod);
-				}
-				ExecStoreVirtualTuple(slot);
+				rx_text_row_store(rows, res, r, slot);
 				MemoryContextSwitchTo(old);
 				tuplestore_puttupleslot(store, slot);
 				MemoryContextReset(rowcxt);

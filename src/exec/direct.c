@@ -79,8 +79,7 @@ typedef struct DirectState
 	PGconn	   *conn;
 	bool		conn_in_xact;	/* the member's transaction of this one */
 	bool		finished;		/* every result read */
-	FmgrInfo   *in;
-	Oid		   *ioparams;
+	RxTextRows *text_rows;		/* how its text rows become tuples */
 	uint64		rows;
 	Tuplestorestate *store;		/* all of them, read at once (see next_remote) */
 	TupleTableSlot *stored;		/* a row of the store */
@@ -195,18 +194,24 @@ direct_begin(CustomScanState *node, EState *estate, int eflags)
 	{
 		TupleDesc	desc = node->ss.ss_ScanTupleSlot->tts_tupleDescriptor;
 
-		st->in = palloc(sizeof(FmgrInfo) * desc->natts);
-		st->ioparams = palloc(sizeof(Oid) * desc->natts);
-		for (int i = 0; i < desc->natts; i++)
-		{
-			Oid			func;
-
-			getTypeInputInfo(TupleDescAttr(desc, i)->atttypid, &func, &st->ioparams[i]);
-			fmgr_info(func, &st->in[i]);
-		}
+		st->text_rows = rx_text_rows(desc);
 		st->stored = ExecAllocTableSlot(&estate->es_tupleTable, desc,
 										&TTSOpsMinimalTuple);
 	}
+}
+
+/* the call that runs the plan on the member, natts text columns back */
+static char *
+direct_call_sql(int natts)
+{
+	StringInfoData sql;
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "SELECT * FROM rdma_exchange.execute_direct($1) AS t(");
+	for (int i = 0; i < natts; i++)
+		appendStringInfo(&sql, "%sc%d pg_catalog.text", i > 0 ? ", " : "", i + 1);
+	appendStringInfoChar(&sql, ')');
+	return sql.data;
 }
 
 /* send the plan to its member */
@@ -217,7 +222,6 @@ send_plan(DirectState *st)
 	CustomScan *cscan = (CustomScan *) st->css.ss.ps.plan;
 	RxMember   *member = &st->members[st->owner];
 	int			natts = st->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor->natts;
-	StringInfoData sql;
 	const char *values[1];
 
 	st->conn = rx_xact_changed_before(estate->es_snapshot->curcid)
@@ -228,12 +232,6 @@ send_plan(DirectState *st)
 	values[0] = rx_direct_message(linitial(cscan->custom_plans), estate,
 								  IsolationUsesXactSnapshot() && rx_consistent_reads
 								  ? rx_cluster_snapshot(estate) : NIL);
-
-	initStringInfo(&sql);
-	appendStringInfoString(&sql, "SELECT * FROM rdma_exchange.execute_direct($1) AS t(");
-	for (int i = 0; i < natts; i++)
-		appendStringInfo(&sql, "%sc%d pg_catalog.text", i > 0 ? ", " : "", i + 1);
-	appendStringInfoChar(&sql, ')');
 
 	/*
 	 * A pooled session prepares the call once per column count, so that
@@ -248,7 +246,7 @@ send_plan(DirectState *st)
 		{
 			PGresult   *res;
 
-			if (!PQsendPrepare(st->conn, name, sql.data, 1, NULL))
+			if (!PQsendPrepare(st->conn, name, direct_call_sql(natts), 1, NULL))
 				rx_report_remote_error(ERROR, st->conn, NULL, member->name,
 									   "could not prepare a directly dispatched query");
 			while ((res = rx_get_result(st->conn, member->name)) != NULL)
@@ -264,7 +262,8 @@ send_plan(DirectState *st)
 			rx_report_remote_error(ERROR, st->conn, NULL, member->name,
 								   "could not send a directly dispatched query");
 	}
-	else if (!PQsendQueryParams(st->conn, sql.data, 1, NULL, values, NULL, NULL, 0))
+	else if (!PQsendQueryParams(st->conn, direct_call_sql(natts), 1, NULL, values,
+								NULL, NULL, 0))
 		rx_report_remote_error(ERROR, st->conn, NULL, member->name,
 							   "could not send a directly dispatched query");
 	if (!PQsetSingleRowMode(st->conn))
@@ -333,19 +332,9 @@ read_row(DirectState *st, TupleTableSlot *slot)
 			PG_END_TRY();
 		}
 		old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
-		ExecClearTuple(slot);
-		for (int i = 0; i < desc->natts; i++)
-		{
-			bool		isnull = PQgetisnull(res, 0, i);
-
-			slot->tts_isnull[i] = isnull;
-			slot->tts_values[i] =
-				InputFunctionCall(&st->in[i], isnull ? NULL : PQgetvalue(res, 0, i),
-								  st->ioparams[i], TupleDescAttr(desc, i)->atttypmod);
-		}
+		rx_text_row_store(st->text_rows, res, 0, slot);
 		MemoryContextSwitchTo(old);
 		PQclear(res);
-		ExecStoreVirtualTuple(slot);
 		st->rows++;
 		return true;
 	}

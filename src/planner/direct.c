@@ -58,21 +58,6 @@ typedef struct DirectWalk
 	Expr	   *param_key;		/* the one non-constant key, if any */
 } DirectWalk;
 
-/* distribution column of the scanned table, seen through an index tlist */
-static bool
-is_distcol(Expr *e, Index scanrelid, List *indextlist, const RxTableDist *dist)
-{
-	Var		   *var = (Var *) rx_strip_relabel(e);
-
-	if (!IsA(var, Var) || var->varlevelsup != 0)
-		return false;
-	if (var->varno == INDEX_VAR && indextlist != NIL &&
-		var->varattno >= 1 && var->varattno <= list_length(indextlist))
-		var = (Var *) list_nth_node(TargetEntry, indextlist, var->varattno - 1)->expr;
-	return IsA(var, Var) && var->varno == scanrelid &&
-		var->varattno == dist->distcol;
-}
-
 /* a constant key: its owner must be the one of every other constant key */
 static bool
 take_const(DirectWalk *dw, Const *c, Oid relid)
@@ -89,76 +74,71 @@ take_const(DirectWalk *dw, Const *c, Oid relid)
 }
 
 /*
- * One conjunct of a scan's conditions: distcol = constant or parameter, or
- * distcol = ANY(constant array).  True when it pinned the scan to a member
- * (its keys added); false when it says nothing about the distribution.
+ * One conjunct of a scan's conditions, over the table's columns:
+ * distcol = constant or parameter, or distcol = ANY(constant array).  True
+ * when it pinned the scan to a member (its keys added); false when it says
+ * nothing about the distribution.
  */
 static bool
-take_key(DirectWalk *dw, Expr *clause, Index scanrelid, List *indextlist,
-		 Oid relid, const RxTableDist *dist)
+take_key(DirectWalk *dw, Expr *clause, Index scanrelid, Oid relid,
+		 const RxTableDist *dist)
 {
-	if (IsA(clause, OpExpr) && list_length(((OpExpr *) clause)->args) == 2 &&
-		op_in_opfamily(((OpExpr *) clause)->opno, dist->hash_opfamily))
+	Expr	   *value = rx_distcol_equality(clause, scanrelid, dist);
+	ScalarArrayOpExpr *saop = (ScalarArrayOpExpr *) clause;
+	Var		   *var;
+	Const	   *array;
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	Datum	   *values;
+	bool	   *nulls;
+	int			n;
+	bool		any = false;
+
+	if (value != NULL)
 	{
-		OpExpr	   *op = (OpExpr *) clause;
-
-		for (int side = 0; side < 2; side++)
-		{
-			Expr	   *value = rx_strip_relabel(list_nth(op->args, 1 - side));
-
-			if (!is_distcol(list_nth(op->args, side), scanrelid, indextlist, dist) ||
-				exprType((Node *) value) != dist->distcol_type)
-				continue;
-			if (IsA(value, Const))
-				return take_const(dw, (Const *) value, relid);
-			if (IsA(value, Param) && ((Param *) value)->paramkind == PARAM_EXTERN)
-			{
-				/* every non-constant key must be this one value */
-				if (dw->param_key != NULL && !equal(dw->param_key, value))
-					return false;
-				dw->param_key = value;
-				dw->keys = lappend(dw->keys, value);
-				dw->key_relids = lappend_oid(dw->key_relids, relid);
-				return true;
-			}
-		}
-		return false;
-	}
-	if (IsA(clause, ScalarArrayOpExpr))
-	{
-		ScalarArrayOpExpr *saop = (ScalarArrayOpExpr *) clause;
-		Const	   *array = (Const *) rx_strip_relabel(lsecond(saop->args));
-		int16		typlen;
-		bool		typbyval;
-		char		typalign;
-		Datum	   *values;
-		bool	   *nulls;
-		int			n;
-		bool		any = false;
-
-		if (!saop->useOr || !op_in_opfamily(saop->opno, dist->hash_opfamily) ||
-			!is_distcol(linitial(saop->args), scanrelid, indextlist, dist) ||
-			!IsA(array, Const) || array->constisnull ||
-			get_element_type(array->consttype) != dist->distcol_type)
+		value = rx_strip_relabel(value);
+		if (exprType((Node *) value) != dist->distcol_type)
 			return false;
-		get_typlenbyvalalign(dist->distcol_type, &typlen, &typbyval, &typalign);
-		deconstruct_array(DatumGetArrayTypeP(array->constvalue),
-						  dist->distcol_type, typlen, typbyval, typalign,
-						  &values, &nulls, &n);
-		for (int i = 0; i < n; i++)
-		{
-			/* a NULL element matches nothing */
-			if (nulls[i])
-				continue;
-			if (!take_const(dw, makeConst(dist->distcol_type, -1, InvalidOid,
-										  typlen, values[i], false, typbyval),
-							relid))
-				return false;
-			any = true;
-		}
-		return any;
+		if (IsA(value, Const))
+			return take_const(dw, (Const *) value, relid);
+		if (!IsA(value, Param) || ((Param *) value)->paramkind != PARAM_EXTERN)
+			return false;
+		/* every non-constant key must be this one value */
+		if (dw->param_key != NULL && !equal(dw->param_key, value))
+			return false;
+		dw->param_key = value;
+		dw->keys = lappend(dw->keys, value);
+		dw->key_relids = lappend_oid(dw->key_relids, relid);
+		return true;
 	}
-	return false;
+
+	if (!IsA(saop, ScalarArrayOpExpr) || !saop->useOr ||
+		!op_in_opfamily(saop->opno, dist->hash_opfamily))
+		return false;
+	var = (Var *) rx_strip_relabel(linitial(saop->args));
+	array = (Const *) rx_strip_relabel(lsecond(saop->args));
+	if (!IsA(var, Var) || var->varno != scanrelid || var->varlevelsup != 0 ||
+		var->varattno != dist->distcol || !IsA(array, Const) ||
+		array->constisnull ||
+		get_element_type(array->consttype) != dist->distcol_type)
+		return false;
+	get_typlenbyvalalign(dist->distcol_type, &typlen, &typbyval, &typalign);
+	deconstruct_array(DatumGetArrayTypeP(array->constvalue),
+					  dist->distcol_type, typlen, typbyval, typalign,
+					  &values, &nulls, &n);
+	for (int i = 0; i < n; i++)
+	{
+		/* a NULL element matches nothing */
+		if (nulls[i])
+			continue;
+		if (!take_const(dw, makeConst(dist->distcol_type, -1, InvalidOid,
+									  typlen, values[i], false, typbyval),
+						relid))
+			return false;
+		any = true;
+	}
+	return any;
 }
 
 /* a scan of a relation: reference tables go anywhere, hash ones need a key */
@@ -168,7 +148,6 @@ check_scan(DirectWalk *dw, Scan *scan)
 	RangeTblEntry *rte = rt_fetch(scan->scanrelid, dw->stmt->rtable);
 	RxTableDist dist;
 	List	   *quals = scan->plan.qual;
-	List	   *indextlist = NIL;
 	ListCell   *lc;
 
 	if (rte->rtekind != RTE_RELATION)
@@ -191,8 +170,9 @@ check_scan(DirectWalk *dw, Scan *scan)
 			quals = list_concat_copy(quals, ((IndexScan *) scan)->indexqualorig);
 			break;
 		case T_IndexOnlyScan:
-			quals = list_concat_copy(quals, ((IndexOnlyScan *) scan)->indexqual);
-			indextlist = ((IndexOnlyScan *) scan)->indextlist;
+			quals = (List *)
+				rx_index_vars_as_columns((Node *) list_concat_copy(quals, ((IndexOnlyScan *) scan)->indexqual),
+										 ((IndexOnlyScan *) scan)->indextlist);
 			break;
 		case T_BitmapHeapScan:
 			quals = list_concat_copy(quals, ((BitmapHeapScan *) scan)->bitmapqualorig);
@@ -201,7 +181,7 @@ check_scan(DirectWalk *dw, Scan *scan)
 			break;
 	}
 	foreach(lc, quals)
-		if (take_key(dw, lfirst(lc), scan->scanrelid, indextlist, rte->relid, &dist))
+		if (take_key(dw, lfirst(lc), scan->scanrelid, rte->relid, &dist))
 			return;
 	dw->refused = true;
 }
@@ -287,6 +267,24 @@ rx_direct_plan(PlannedStmt *stmt, int nmembers)
 	return true;
 }
 
+/* a column of the query's own range table: a hash table's distribution column */
+static bool
+names_distcol(Query *parse, Node *node)
+{
+	Var		   *var = (Var *) rx_strip_relabel((Expr *) node);
+	RangeTblEntry *rte;
+	RxTableDist dist;
+
+	if (!IsA(var, Var) || var->varlevelsup != 0 || var->varno < 1 ||
+		var->varno > list_length(parse->rtable))
+		return false;
+	rte = rt_fetch(var->varno, parse->rtable);
+	if (rte->rtekind != RTE_RELATION)
+		return false;
+	rx_table_distribution(rte->relid, &dist);
+	return dist.method == RX_DIST_HASH && dist.distcol == var->varattno;
+}
+
 /*
  * Before planning: could the query be one member's?  A cheap look for
  * "distribution column = something" among the top query's conditions, so
@@ -296,7 +294,6 @@ bool
 rx_direct_candidate(Query *parse)
 {
 	RxStatementShape shape;
-	List	   *quals;
 	ListCell   *lc;
 
 	if (!rx_direct_dispatch || parse->commandType != CMD_SELECT ||
@@ -306,39 +303,17 @@ rx_direct_candidate(Query *parse)
 	rx_statement_shape((Node *) parse, &shape);
 	if (shape.hash_tables == 0 || shape.local_tables > 0 || shape.local_routines)
 		return false;
-	quals = make_ands_implicit((Expr *) parse->jointree->quals);
-	foreach(lc, quals)
+	foreach(lc, make_ands_implicit((Expr *) parse->jointree->quals))
 	{
-		Expr	   *clause = lfirst(lc);
-		Node	   *left;
+		Node	   *clause = lfirst(lc);
 
-		if (IsA(clause, OpExpr) && list_length(((OpExpr *) clause)->args) == 2)
-			left = linitial(((OpExpr *) clause)->args);
-		else if (IsA(clause, ScalarArrayOpExpr))
-			left = linitial(((ScalarArrayOpExpr *) clause)->args);
-		else
-			continue;
-		for (int side = 0; side < 2; side++)
-		{
-			Var		   *var = (Var *) rx_strip_relabel((Expr *) left);
-			RangeTblEntry *rte;
-			RxTableDist dist;
-
-			if (IsA(var, Var) && var->varlevelsup == 0 &&
-				var->varno >= 1 && var->varno <= list_length(parse->rtable))
-			{
-				rte = rt_fetch(var->varno, parse->rtable);
-				if (rte->rtekind == RTE_RELATION)
-				{
-					rx_table_distribution(rte->relid, &dist);
-					if (dist.method == RX_DIST_HASH && dist.distcol == var->varattno)
-						return true;
-				}
-			}
-			if (!IsA(clause, OpExpr))
-				break;
-			left = lsecond(((OpExpr *) clause)->args);
-		}
+		if (IsA(clause, OpExpr) && list_length(((OpExpr *) clause)->args) == 2 &&
+			(names_distcol(parse, linitial(((OpExpr *) clause)->args)) ||
+			 names_distcol(parse, lsecond(((OpExpr *) clause)->args))))
+			return true;
+		if (IsA(clause, ScalarArrayOpExpr) &&
+			names_distcol(parse, linitial(((ScalarArrayOpExpr *) clause)->args)))
+			return true;
 	}
 	return false;
 }

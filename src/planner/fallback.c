@@ -310,15 +310,15 @@ order_columns(ColumnMap *map, IndexOrder *order, AttrNumber *cols)
 }
 
 /* the index columns an index-only scan refers to, as table columns */
-static Node *
-index_var_mutator(Node *node, List *indextlist)
+Node *
+rx_index_vars_as_columns(Node *node, List *indextlist)
 {
 	if (node == NULL)
 		return NULL;
 	if (IsA(node, Var) && ((Var *) node)->varno == INDEX_VAR)
 		return copyObject((Node *) list_nth_node(TargetEntry, indextlist,
 												 ((Var *) node)->varattno - 1)->expr);
-	return expression_tree_mutator(node, index_var_mutator, (void *) indextlist);
+	return expression_tree_mutator(node, rx_index_vars_as_columns, (void *) indextlist);
 }
 
 /*
@@ -334,14 +334,14 @@ index_only_as_index_scan(IndexOnlyScan *ios)
 	is->scan = ios->scan;
 	is->scan.plan.type = T_IndexScan;
 	is->scan.plan.targetlist = (List *)
-		index_var_mutator((Node *) ios->scan.plan.targetlist, ios->indextlist);
+		rx_index_vars_as_columns((Node *) ios->scan.plan.targetlist, ios->indextlist);
 	is->scan.plan.qual = (List *)
-		index_var_mutator((Node *) ios->scan.plan.qual, ios->indextlist);
+		rx_index_vars_as_columns((Node *) ios->scan.plan.qual, ios->indextlist);
 	is->indexid = ios->indexid;
 	/* (index columns as INDEX_VAR in both) */
 	is->indexqual = ios->indexqual;
 	is->indexqualorig = (List *)
-		index_var_mutator((Node *) ios->recheckqual, ios->indextlist);
+		rx_index_vars_as_columns((Node *) ios->recheckqual, ios->indextlist);
 	is->indexorderby = ios->indexorderby;
 	is->indexorderdir = ios->indexorderdir;
 	return &is->scan;

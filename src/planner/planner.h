@@ -84,6 +84,8 @@ extern void rx_prune_exchange_columns(PlannedStmt *stmt);
 
 /* fallback.c: a serial plan part reading a distributed table */
 extern Plan *rx_fallback_scan(RxPlanContext *ctx, Scan *scan);
+/* an index-only scan's INDEX_VAR columns as the table's (fallback.c) */
+extern Node *rx_index_vars_as_columns(Node *node, List *indextlist);
 
 /* locus.c: the subtree below a Gather as a fragment, or NULL */
 /* e without the binary-compatible casts (RelabelType) on top of it */
