@@ -36,6 +36,7 @@ BEGIN
     line := regexp_replace(line, 'peak [0-9]+ buffers', 'peak N buffers', 'g');
     line := regexp_replace(line, '[0-9]+(\.[0-9]+)? ms', 'N ms', 'g');
     line := regexp_replace(line, 'Memory Usage: [0-9]+kB', 'Memory Usage: NkB', 'g');
+    line := regexp_replace(line, 'Memory: [0-9]+kB', 'Memory: NkB', 'g');
     line := regexp_replace(line, 'Buckets: [0-9]+ +Batches: [0-9]+', 'Buckets: N  Batches: N', 'g');
     RETURN NEXT line;
   END LOOP;
@@ -74,9 +75,16 @@ SELECT count(*), sum(o_amount), max(o_id) FROM ord;
 -- ORDER BY ... LIMIT: each member sorts, the RECEIVE merges
 EXPLAIN (COSTS OFF) SELECT o_id, o_amount FROM ord ORDER BY o_amount DESC, o_id LIMIT 10;
 -- the LIMIT reaches the members: each sends at most 10 + 5 rows, its Sort
--- keeping only those (top-N)
+-- keeping only those (top-N).  So few rows need no exchange: each member
+-- runs its part as a query (small_gather_rows); the members' counters
+-- still add up in the plan (3 loops)
 SELECT * FROM rx_ex_analyze('SELECT o_id, o_amount FROM ord ORDER BY o_amount DESC, o_id LIMIT 10 OFFSET 5');
 SELECT o_id, o_amount FROM ord ORDER BY o_amount DESC, o_id LIMIT 10;
+-- the same through the transport: each member sends its 15 rows
+SET rdma_exchange.small_gather_rows = 0;
+SELECT * FROM rx_ex_analyze('SELECT o_id, o_amount FROM ord ORDER BY o_amount DESC, o_id LIMIT 10 OFFSET 5');
+SELECT o_id, o_amount FROM ord ORDER BY o_amount DESC, o_id LIMIT 10;
+RESET rdma_exchange.small_gather_rows;
 
 -- a correlated subquery: the fallback gathers the inner table to the
 -- coordinator once and keeps it for the rescans

@@ -252,6 +252,34 @@ SELECT count(*) FROM t_int WHERE k = 6;
 SELECT count(*) FROM t_int WHERE k = 7;
 SELECT count(*) FROM t_int;
 COMMIT;
+-- ===== small results: each member runs its part as a query, no exchange =====
+-- (not routed to one member: rx_direct() says 'distributed')
+SELECT rx_direct('SELECT EXISTS (SELECT FROM t_int WHERE v = 77)');
+SELECT rx_direct('SELECT count(*), sum(v), min(s), max(v) FROM t_int WHERE v < 100');
+SELECT rx_direct('SELECT k, v, s FROM t_uuid WHERE v BETWEEN 10 AND 40');
+SELECT rx_direct('SELECT k, v FROM t_date ORDER BY k DESC NULLS LAST, v LIMIT 7');
+SELECT rx_direct('SELECT k, v FROM t_num WHERE k IS NULL');
+SELECT rx_direct('SELECT t.k, r.name FROM t_int t JOIN r ON r.id = t.v WHERE t.v < 20');
+SELECT rx_direct('SELECT g, (SELECT count(*) FROM t_int WHERE v = g) FROM generate_series(1, 5) g');
+SELECT rx_direct_explain('EXPLAIN (COSTS OFF) SELECT count(*) FROM t_int WHERE v < 100');
+-- the same answers through the transport
+SET rdma_exchange.small_gather_rows = 0;
+SELECT rx_direct('SELECT count(*), sum(v), min(s), max(v) FROM t_int WHERE v < 100');
+SELECT rx_direct('SELECT k, v FROM t_date ORDER BY k DESC NULLS LAST, v LIMIT 7');
+RESET rdma_exchange.small_gather_rows;
+-- a transaction reads its own writes on every member
+BEGIN;
+INSERT INTO t_int SELECT g, 2000 + g, 'mine' FROM generate_series(1, 9) g;
+SELECT count(*), sum(v) FROM t_int WHERE s = 'mine';
+SELECT k, v FROM t_int WHERE s = 'mine' ORDER BY v DESC LIMIT 3;
+ROLLBACK;
+SELECT count(*) FROM t_int WHERE s = 'mine';
+-- an error in a member's part ends the query; the next one runs
+\set VERBOSITY terse
+SELECT count(*) FROM t_int WHERE 100 / (v - 300) > 0;
+\set VERBOSITY default
+SELECT count(*) FROM t_int WHERE v < 100;
+
 RESET search_path;
 DROP FUNCTION public.rx_direct_explain(text);
 DROP FUNCTION public.rx_direct_keys(text, text[]);

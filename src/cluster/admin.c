@@ -197,6 +197,31 @@ rx_local_extension_version(void)
 	return version != NULL ? version : pstrdup("");
 }
 
+/*
+ * The same, read once per backend (every fragment message carries it, and
+ * the catalog scan was a measurable part of a point lookup).  A backend
+ * keeps the library it loaded, so the version it first read is the one
+ * its messages speak; a caller that finds a difference asks again with
+ * refresh (ALTER EXTENSION ... UPDATE since).  An empty answer (no
+ * extension yet) is not kept.
+ */
+const char *
+rx_extension_version(bool refresh)
+{
+	static char *version = NULL;
+
+	if (version == NULL || refresh)
+	{
+		char	   *v = rx_local_extension_version();
+
+		if (version != NULL)
+			pfree(version);
+		version = v[0] != '\0' ? MemoryContextStrdup(TopMemoryContext, v) : NULL;
+		return v;
+	}
+	return version;
+}
+
 static char *
 member_name_of(const char *host, int port)
 {

@@ -27,6 +27,7 @@ extern void rx_catalog_exec(const char *sql);
 
 /* the installed version of the extension in this database */
 extern char *rx_local_extension_version(void);
+extern const char *rx_extension_version(bool refresh);
 
 /* error unless member's rdma_exchange.node lists exactly members */
 extern void rx_check_member_catalog(PGconn *conn, const RxMember *member,

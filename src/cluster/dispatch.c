@@ -634,7 +634,8 @@ collect_plan_states(PlanState *ps, void *context)
 
 /* the lines of one member's report into the coordinator's plan states */
 static void
-merge_report(RxDispatch *d, int member, const char *report, List *states)
+merge_report(const RxMember *members, int nmembers, int member,
+			 const char *report, List *states)
 {
 	const char *line = report;
 
@@ -682,8 +683,8 @@ merge_report(RxDispatch *d, int member, const char *report, List *states)
 						ps->worker_instrument =
 							MemoryContextAllocZero(ps->state->es_query_cxt,
 												   offsetof(WorkerInstrumentation, instrument) +
-												   d->nmembers * sizeof(Instrumentation));
-						ps->worker_instrument->num_workers = d->nmembers;
+												   nmembers * sizeof(Instrumentation));
+						ps->worker_instrument->num_workers = nmembers;
 					}
 					InstrAggNode(&ps->worker_instrument->instrument[member], &add);
 				}
@@ -709,9 +710,9 @@ merge_report(RxDispatch *d, int member, const char *report, List *states)
 					ms->retransmits = v[6];
 					ms->peak_buffers = v[7];
 					st->valid = true;
-					st->nmembers = d->nmembers;
-					for (int m = 0; m < d->nmembers; m++)
-						strlcpy(st->member_names[m], d->members[m].name, NAMEDATALEN);
+					st->nmembers = nmembers;
+					for (int m = 0; m < nmembers; m++)
+						strlcpy(st->member_names[m], members[m].name, NAMEDATALEN);
 				}
 				break;
 			}
@@ -720,6 +721,21 @@ merge_report(RxDispatch *d, int member, const char *report, List *states)
 		if (line)
 			line++;
 	}
+}
+
+/*
+ * A member's report of a plan run by execute_direct() into the plan states
+ * under root: the same plan, so the same plan node ids
+ */
+void
+rx_merge_direct_report(PlanState *root, int member, const char *report)
+{
+	RxMember   *members;
+	int			nmembers = rx_get_members(&members);
+	List	   *states = NIL;
+
+	(void) collect_plan_states(root, &states);
+	merge_report(members, nmembers, member, report, states);
 }
 
 void
@@ -767,7 +783,7 @@ rx_dispatch_finish(RxDispatch *d, bool stop)
 	(void) collect_plan_states(outerPlanState(r), &states);
 	for (int m = 0; m < d->nmembers; m++)
 		if (d->reports[m])
-			merge_report(d, m, d->reports[m], states);
+			merge_report(d->members, d->nmembers, m, d->reports[m], states);
 
 	for (int m = 0; m < d->nmembers; m++)
 	{

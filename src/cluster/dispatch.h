@@ -47,6 +47,8 @@ extern char *rx_self_fragment_finish(RxSelfFragment *sf);
 
 /* a directly dispatched query's whole plan, for one member (exec/direct.c) */
 extern char *rx_direct_message(Plan *plan, EState *estate, List *snapshots);
+extern void rx_merge_direct_report(PlanState *root, int member,
+								   const char *report);
 
 /* member side: run a fragment message here, return its report */
 extern char *rx_run_fragment(const char *message);

@@ -586,13 +586,18 @@ rx_run_fragment(const char *message)
  * ---------------------------------------------------------------------
  */
 
-/* rows of a directly dispatched plan, as text, into the function's result */
+/*
+ * Rows of a directly dispatched plan, as text, into the function's result:
+ * the plan's columns, then the report column, NULL in every row of the
+ * plan (see rx_execute_direct()).
+ */
 typedef struct TextDest
 {
 	DestReceiver pub;
 	Tuplestorestate *store;
 	TupleDesc	desc;			/* the result's: every column text */
-	FmgrInfo   *out;			/* the plan's columns' output functions */
+	int			natts;			/* the plan's columns */
+	FmgrInfo   *out;			/* ... their output functions */
 	Datum	   *values;
 	bool	   *nulls;
 	MemoryContext cxt;
@@ -603,14 +608,15 @@ text_dest_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 {
 	TextDest   *td = (TextDest *) self;
 
-	if (typeinfo->natts != td->desc->natts)
+	if (typeinfo->natts + 1 != td->desc->natts)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("a directly dispatched query returns %d columns, the caller expects %d",
+				 errmsg("a directly dispatched query returns %d columns and a report, the caller expects %d columns",
 						typeinfo->natts, td->desc->natts)));
+	td->natts = typeinfo->natts;
 	td->out = palloc(sizeof(FmgrInfo) * typeinfo->natts);
-	td->values = palloc(sizeof(Datum) * typeinfo->natts);
-	td->nulls = palloc(sizeof(bool) * typeinfo->natts);
+	td->values = palloc0(sizeof(Datum) * td->desc->natts);
+	td->nulls = palloc(sizeof(bool) * td->desc->natts);
 	for (int i = 0; i < typeinfo->natts; i++)
 	{
 		Oid			func;
@@ -619,6 +625,7 @@ text_dest_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 		getTypeOutputInfo(TupleDescAttr(typeinfo, i)->atttypid, &func, &varlena);
 		fmgr_info(func, &td->out[i]);
 	}
+	td->nulls[td->natts] = true;
 }
 
 static bool
@@ -628,7 +635,7 @@ text_dest_receive(TupleTableSlot *slot, DestReceiver *self)
 	MemoryContext old = MemoryContextSwitchTo(td->cxt);
 
 	slot_getallattrs(slot);
-	for (int i = 0; i < td->desc->natts; i++)
+	for (int i = 0; i < td->natts; i++)
 	{
 		td->nulls[i] = slot->tts_isnull[i];
 		if (!td->nulls[i])
@@ -647,14 +654,18 @@ text_dest_nothing(DestReceiver *self)
 }
 
 /*
- * rdma_exchange.execute_direct(fragment text) RETURNS SETOF record: the
- * whole plan of a query that only this member can answer (planner/
- * direct.c), run here; its rows go back over this connection, not through
- * the transport.  Every column comes back as text (the caller's column
- * definition list says text for each), converted here with the
- * coordinator's settings in force (DateStyle, extra_float_digits and the
- * rest travel with the message), so that the coordinator's input
- * functions read the values back as they were.
+ * rdma_exchange.execute_direct(fragment text) RETURNS SETOF record: a plan
+ * with no exchange, run here: the whole plan of a query that only this
+ * member can answer (planner/direct.c), or this member's part of a gather
+ * of a small result (exec/receive_query.c).  Its rows go back over this
+ * connection, not through the transport.  Every column comes back as text
+ * (the caller's column definition list says text for each), converted
+ * here with the coordinator's settings in force (DateStyle,
+ * extra_float_digits and the rest travel with the message), so that the
+ * coordinator's input functions read the values back as they were.  One
+ * more column comes last: NULL in the plan's rows; under EXPLAIN ANALYZE
+ * on the coordinator, one last row holds only it, the plan's
+ * instrumentation report (as execute_fragment() returns it).
  */
 Datum
 rx_execute_direct(PG_FUNCTION_ARGS)
@@ -680,6 +691,7 @@ rx_execute_direct(PG_FUNCTION_ARGS)
 					 errmsg("execute_direct() returns text columns only")));
 
 	memset(&dest, 0, sizeof(dest));
+	dest.natts = -1;
 	dest.pub.receiveSlot = text_dest_receive;
 	dest.pub.rStartup = text_dest_startup;
 	dest.pub.rShutdown = text_dest_nothing;
@@ -702,10 +714,23 @@ rx_execute_direct(PG_FUNCTION_ARGS)
 	qd = CreateQueryDesc(msg->stmt, "rdma_exchange direct query",
 						 GetActiveSnapshot(), InvalidSnapshot,
 						 (DestReceiver *) &dest, bound_params(msg->extern_values),
-						 NULL, 0);
+						 NULL, msg->instrument_options);
 	ExecutorStart(qd, 0);
 	ExecutorRun(qd, ForwardScanDirection, 0, true);
 	ExecutorFinish(qd);
+	if (msg->instrument_options && dest.natts >= 0)
+	{
+		StringInfoData report;
+		ReportContext rc = {&report, NULL, msg->nmembers};
+
+		initStringInfo(&report);
+		(void) report_walker(qd->planstate, &rc);
+		for (int i = 0; i < dest.natts; i++)
+			dest.nulls[i] = true;
+		dest.values[dest.natts] = CStringGetTextDatum(report.data);
+		dest.nulls[dest.natts] = false;
+		tuplestore_putvalues(dest.store, dest.desc, dest.values, dest.nulls);
+	}
 	ExecutorEnd(qd);
 	FreeQueryDesc(qd);
 	PopActiveSnapshot();

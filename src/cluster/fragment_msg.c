@@ -102,7 +102,7 @@ rx_fragment_encode(RxFragmentMsg *msg)
 	body = lappend(body, msg->snapshots);
 	body = lappend(body, makeString(msg->query_text ? msg->query_text : ""));
 	text = psprintf("%s %s\n%s", RX_FRAGMENT_MAGIC,
-					rx_local_extension_version(), nodeToString(body));
+					rx_extension_version(false), nodeToString(body));
 	sign(text, strlen(text), sig);
 	return psprintf("%s:%s", sig, text);
 }
@@ -122,7 +122,7 @@ rx_fragment_decode(const char *text)
 	const char *header;
 	const char *newline;
 	char	   *version;
-	char	   *local_version;
+	const char *local_version;
 	List	   *body;
 	RxFragmentMsg *msg;
 	List	   *addrs,
@@ -157,7 +157,9 @@ rx_fragment_decode(const char *text)
 				 errhint("Every member must run the same version of rdma_exchange.")));
 	version = pnstrdup(header + strlen(RX_FRAGMENT_MAGIC " "),
 					   newline - header - strlen(RX_FRAGMENT_MAGIC " "));
-	local_version = rx_local_extension_version();
+	local_version = rx_extension_version(false);
+	if (strcmp(version, local_version) != 0)
+		local_version = rx_extension_version(true);
 	if (strcmp(version, local_version) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -200,7 +200,10 @@ direct_begin(CustomScanState *node, EState *estate, int eflags)
 	}
 }
 
-/* the call that runs the plan on the member, natts text columns back */
+/*
+ * The call that runs the plan on the member: natts text columns back, and
+ * the report column (see rx_execute_direct())
+ */
 static char *
 direct_call_sql(int natts)
 {
@@ -209,9 +212,104 @@ direct_call_sql(int natts)
 	initStringInfo(&sql);
 	appendStringInfoString(&sql, "SELECT * FROM rdma_exchange.execute_direct($1) AS t(");
 	for (int i = 0; i < natts; i++)
-		appendStringInfo(&sql, "%sc%d pg_catalog.text", i > 0 ? ", " : "", i + 1);
-	appendStringInfoChar(&sql, ')');
+		appendStringInfo(&sql, "c%d pg_catalog.text, ", i + 1);
+	appendStringInfoString(&sql, "report pg_catalog.text)");
 	return sql.data;
+}
+
+/*
+ * Send a direct message over conn: the call of execute_direct() with natts
+ * text columns back, in single-row mode.  A pooled session (pooled)
+ * prepares the call once per column count, so that each query costs the
+ * member no parse and plan of it; the transaction's own session there is
+ * not pooled, and gets the call whole.
+ */
+void
+rx_direct_send(PGconn *conn, const char *member, bool pooled,
+			   const char *message, int natts)
+{
+	const char *values[1] = {message};
+
+	if (pooled && natts < 64)
+	{
+		char	   *name = psprintf("rx_direct_%d", natts);
+
+		if (!rx_pool_prepared(conn, natts))
+		{
+			PGresult   *res;
+
+			if (!PQsendPrepare(conn, name, direct_call_sql(natts), 1, NULL))
+				rx_report_remote_error(ERROR, conn, NULL, member,
+									   "could not prepare a directly dispatched query");
+			while ((res = rx_get_result(conn, member)) != NULL)
+			{
+				if (PQresultStatus(res) != PGRES_COMMAND_OK)
+					rx_report_remote_error(ERROR, conn, res, member,
+										   "could not prepare a directly dispatched query");
+				PQclear(res);
+			}
+			rx_pool_set_prepared(conn, natts);
+		}
+		if (!PQsendQueryPrepared(conn, name, 1, values, NULL, NULL, 0))
+			rx_report_remote_error(ERROR, conn, NULL, member,
+								   "could not send a directly dispatched query");
+	}
+	else if (!PQsendQueryParams(conn, direct_call_sql(natts), 1, NULL, values,
+								NULL, NULL, 0))
+		rx_report_remote_error(ERROR, conn, NULL, member,
+							   "could not send a directly dispatched query");
+	if (!PQsetSingleRowMode(conn))
+		rx_report_remote_error(ERROR, conn, NULL, member,
+							   "could not send a directly dispatched query");
+}
+
+/*
+ * The next row of a direct message's result into slot, converted in
+ * CurrentMemoryContext; false after the last (every result read).  The
+ * instrumentation report, under EXPLAIN ANALYZE, goes to *report.  An
+ * error of the member's says it happened in what.
+ */
+bool
+rx_direct_next_row(PGconn *conn, const char *member, RxTextRows *tr,
+				   TupleTableSlot *slot, char **report, const char *what)
+{
+	int			natts = slot->tts_tupleDescriptor->natts;
+
+	for (;;)
+	{
+		PGresult   *res = rx_get_result(conn, member);
+
+		if (res == NULL)
+			return false;
+		if (PQresultStatus(res) == PGRES_TUPLES_OK)
+		{
+			/* the end of the rows; the NULL result follows */
+			PQclear(res);
+			continue;
+		}
+		if (PQresultStatus(res) != PGRES_SINGLE_TUPLE || PQnfields(res) != natts + 1)
+		{
+			PG_TRY();
+			{
+				rx_report_remote_error(ERROR, conn, res, member, what);
+			}
+			PG_FINALLY();
+			{
+				PQclear(res);
+			}
+			PG_END_TRY();
+		}
+		if (!PQgetisnull(res, 0, natts))
+		{
+			if (report != NULL)
+				*report = pstrdup(PQgetvalue(res, 0, natts));
+			PQclear(res);
+			continue;
+		}
+		rx_text_row_store(tr, res, 0, slot);
+		PQclear(res);
+		return true;
+	}
 }
 
 /* send the plan to its member */
@@ -221,54 +319,17 @@ send_plan(DirectState *st)
 	EState	   *estate = st->css.ss.ps.state;
 	CustomScan *cscan = (CustomScan *) st->css.ss.ps.plan;
 	RxMember   *member = &st->members[st->owner];
-	int			natts = st->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor->natts;
-	const char *values[1];
 
 	st->conn = rx_xact_changed_before(estate->es_snapshot->curcid)
 		? rx_xact_fragment_connection(member) : NULL;
 	st->conn_in_xact = (st->conn != NULL);
 	if (st->conn == NULL)
 		st->conn = rx_pool_get(member);
-	values[0] = rx_direct_message(linitial(cscan->custom_plans), estate,
-								  IsolationUsesXactSnapshot() && rx_consistent_reads
-								  ? rx_cluster_snapshot(estate) : NIL);
-
-	/*
-	 * A pooled session prepares the call once per column count, so that
-	 * each query costs the member no parse and plan of it.  (The
-	 * transaction's own session is not pooled: the call is sent whole.)
-	 */
-	if (!st->conn_in_xact && natts < 64)
-	{
-		char	   *name = psprintf("rx_direct_%d", natts);
-
-		if (!rx_pool_prepared(st->conn, natts))
-		{
-			PGresult   *res;
-
-			if (!PQsendPrepare(st->conn, name, direct_call_sql(natts), 1, NULL))
-				rx_report_remote_error(ERROR, st->conn, NULL, member->name,
-									   "could not prepare a directly dispatched query");
-			while ((res = rx_get_result(st->conn, member->name)) != NULL)
-			{
-				if (PQresultStatus(res) != PGRES_COMMAND_OK)
-					rx_report_remote_error(ERROR, st->conn, res, member->name,
-										   "could not prepare a directly dispatched query");
-				PQclear(res);
-			}
-			rx_pool_set_prepared(st->conn, natts);
-		}
-		if (!PQsendQueryPrepared(st->conn, name, 1, values, NULL, NULL, 0))
-			rx_report_remote_error(ERROR, st->conn, NULL, member->name,
-								   "could not send a directly dispatched query");
-	}
-	else if (!PQsendQueryParams(st->conn, direct_call_sql(natts), 1, NULL, values,
-								NULL, NULL, 0))
-		rx_report_remote_error(ERROR, st->conn, NULL, member->name,
-							   "could not send a directly dispatched query");
-	if (!PQsetSingleRowMode(st->conn))
-		rx_report_remote_error(ERROR, st->conn, NULL, member->name,
-							   "could not send a directly dispatched query");
+	rx_direct_send(st->conn, member->name, !st->conn_in_xact,
+				   rx_direct_message(linitial(cscan->custom_plans), estate,
+									 IsolationUsesXactSnapshot() && rx_consistent_reads
+									 ? rx_cluster_snapshot(estate) : NIL),
+				   st->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor->natts);
 	st->finished = false;
 }
 
@@ -296,48 +357,28 @@ release_conn(DirectState *st)
 static bool
 read_row(DirectState *st, TupleTableSlot *slot)
 {
-	TupleDesc	desc = slot->tts_tupleDescriptor;
-	const char *name = st->members[st->owner].name;
 	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
+	MemoryContext old;
+	bool		found;
+	char	   *report = NULL;
 
 	ResetExprContext(econtext);
-	for (;;)
+	old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+	found = rx_direct_next_row(st->conn, st->members[st->owner].name,
+							   st->text_rows, slot, &report,
+							   "a directly dispatched query failed");
+	MemoryContextSwitchTo(old);
+	/* EXPLAIN ANALYZE: the member's counters into the plan shown */
+	if (report != NULL && st->child != NULL)
+		rx_merge_direct_report(st->child, st->owner, report);
+	if (!found)
 	{
-		PGresult   *res = rx_get_result(st->conn, name);
-		MemoryContext old;
-
-		if (res == NULL)
-		{
-			st->finished = true;
-			release_conn(st);
-			return false;
-		}
-		if (PQresultStatus(res) == PGRES_TUPLES_OK)
-		{
-			/* the end of the rows; the NULL result follows */
-			PQclear(res);
-			continue;
-		}
-		if (PQresultStatus(res) != PGRES_SINGLE_TUPLE || PQnfields(res) != desc->natts)
-		{
-			PG_TRY();
-			{
-				rx_report_remote_error(ERROR, st->conn, res, name,
-									   "a directly dispatched query failed");
-			}
-			PG_FINALLY();
-			{
-				PQclear(res);
-			}
-			PG_END_TRY();
-		}
-		old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
-		rx_text_row_store(st->text_rows, res, 0, slot);
-		MemoryContextSwitchTo(old);
-		PQclear(res);
-		st->rows++;
-		return true;
+		st->finished = true;
+		release_conn(st);
+		return false;
 	}
+	st->rows++;
+	return true;
 }
 
 /* the next row from the member, an empty slot at the end */

@@ -9,6 +9,7 @@
 #ifndef RX_DIRECT_H
 #define RX_DIRECT_H
 
+#include "executor/tuptable.h"
 #include "nodes/parsenodes.h"
 #include "nodes/plannodes.h"
 
@@ -26,5 +27,18 @@ extern bool rx_direct_plan(PlannedStmt *stmt, int nmembers);
 extern Plan *rx_direct_node(Plan *local, List *keys, List *key_relids,
 							int node_id);
 extern void rx_direct_init(void);
+
+/*
+ * exec/direct.c: a direct message (dispatch.c) sent to a member over conn,
+ * run there by rdma_exchange.execute_direct(), its rows read back; also
+ * used by a gather of a small result (receive_query.c)
+ */
+struct pg_conn;
+struct RxTextRows;
+extern void rx_direct_send(struct pg_conn *conn, const char *member,
+						   bool pooled, const char *message, int natts);
+extern bool rx_direct_next_row(struct pg_conn *conn, const char *member,
+							   struct RxTextRows *tr, TupleTableSlot *slot,
+							   char **report, const char *what);
 
 #endif							/* RX_DIRECT_H */

@@ -299,6 +299,7 @@ rx_exec_init(void)
 {
 	rx_shuffle_register();
 	rx_receive_register();
+	rx_receive_query_init();
 	rx_portal_init();
 }
 

@@ -83,8 +83,24 @@ typedef struct RxReceiveState
 	int			eflags;
 	double		data_wait_ms;
 
+	/* a small result gathered by query, without an exchange */
+	bool		by_query;
+	int			query_members;	/* 0: not run (yet, or since a rescan) */
+	int			query_source;	/* unordered: the member read now */
+	Tuplestorestate **query_rows;	/* per member */
+	uint64	   *query_counts;	/* per member, over every run */
+
 	RxExchangeNodeStats stats;
 } RxReceiveState;
+
+/* receive_query.c: a gather of a small result by query (see there) */
+extern int	rx_small_gather_rows;
+extern bool rx_receive_by_query(RxReceiveState *r);
+extern void rx_receive_query_run(RxReceiveState *r);
+extern TupleTableSlot *rx_receive_query_next(RxReceiveState *r);
+extern void rx_receive_query_reset(RxReceiveState *r, bool rescan);
+extern void rx_receive_query_explain(RxReceiveState *r, ExplainState *es);
+extern void rx_receive_query_init(void);
 
 /* EXPLAIN ANALYZE lines for one exchange node */
 extern void rx_explain_member_stats(RxExchangeNodeStats *stats, bool send,

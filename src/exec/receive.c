@@ -99,6 +99,7 @@ receive_begin(CustomScanState *node, EState *estate, int eflags)
 									 eflags & ~(EXEC_FLAG_REWIND |
 												EXEC_FLAG_BACKWARD |
 												EXEC_FLAG_MARK));
+	r->by_query = rx_receive_by_query(r);
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
 
@@ -296,10 +297,19 @@ receive_heap_compare(Datum a, Datum b, void *arg)
 	return 0;
 }
 
+static int
+receive_nsources(RxReceiveState *r)
+{
+	return r->by_query ? r->query_members : rx_hub_nmembers(r->hub);
+}
+
 /* the next row of one source into its merge slot; false at its end */
 static bool
 receive_fill(RxReceiveState *r, int source)
 {
+	if (r->by_query)
+		return tuplestore_gettupleslot(r->query_rows[source], true, false,
+									   r->merge_slots[source]);
 	for (;;)
 	{
 		CHECK_FOR_INTERRUPTS();
@@ -317,7 +327,7 @@ static void
 receive_merge_init(RxReceiveState *r)
 {
 	TupleDesc	desc = r->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor;
-	int			n = rx_hub_nmembers(r->hub);
+	int			n = receive_nsources(r);
 
 	r->sortkeys = palloc0(sizeof(SortSupportData) * r->info.nsortkeys);
 	for (int k = 0; k < r->info.nsortkeys; k++)
@@ -341,7 +351,7 @@ receive_merge_init(RxReceiveState *r)
 static TupleTableSlot *
 receive_next_merged(RxReceiveState *r)
 {
-	int			n = rx_hub_nmembers(r->hub);
+	int			n = receive_nsources(r);
 
 	if (!r->merge_started)
 	{
@@ -377,6 +387,13 @@ receive_next_live(RxReceiveState *r)
 {
 	if (r->finished)
 		return NULL;
+	if (r->by_query)
+	{
+		if (r->query_rows == NULL)
+			rx_receive_query_run(r);
+		return r->info.nsortkeys > 0 ? receive_next_merged(r)
+			: rx_receive_query_next(r);
+	}
 	if (r->info.kind == RX_RECEIVE_GATHER && r->dispatch == NULL &&
 		r->prefetched == NULL)
 		receive_start_gather(r);
@@ -497,6 +514,7 @@ receive_end(CustomScanState *node)
 	if (r->dispatch && !IsTransactionState())
 		r->dispatch = NULL;
 	receive_finish(r);
+	rx_receive_query_reset(r, false);
 	if (r->prefetched)
 		tuplestore_end(r->prefetched);
 	if (r->local_rows)
@@ -542,6 +560,7 @@ receive_rescan(CustomScanState *node)
 	if (r->prefetched)
 		tuplestore_end(r->prefetched);
 	r->prefetched = NULL;
+	rx_receive_query_reset(r, true);
 	r->finished = false;
 	r->stopped_early = false;
 	r->replaying = false;
@@ -687,6 +706,9 @@ receive_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyText("Gather", r->info.nsortkeys > 0 ? "ordered merge" : "unordered", es);
 		ExplainPropertyInteger("Members", NULL, n, es);
 	}
+	if (r->by_query)
+		rx_receive_query_explain(r, es);
+	else
 	{
 		int			design = rx_exchange_design(&r->info);
 
@@ -701,7 +723,7 @@ receive_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyBool("Materialized", true, es);
 	if (r->info.nlookup > 0)
 		ExplainPropertyInteger("Hashed Lookup Keys", NULL, r->info.nlookup, es);
-	if (es->analyze)
+	if (es->analyze && !r->by_query)
 		rx_explain_member_stats(&r->stats, false, true, es);
 	if (es->analyze && es->timing && r->info.kind == RX_RECEIVE_GATHER)
 		ExplainPropertyFloat("Coordinator Data Wait", "ms", r->data_wait_ms, 3, es);

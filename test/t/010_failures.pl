@@ -23,8 +23,12 @@ $rx->safe_psql(0, q{
 	ANALYZE big;
 });
 
-# a query that keeps every member busy for a long time (about 10 s a member)
-my $slow = q{SELECT count(*) FROM big WHERE pg_sleep(0.0005) IS NOT NULL};
+# a query that keeps every member busy for a long time (about 10 s a member);
+# its result is one row, which would be gathered by query (receive_query.c,
+# tested at the end): these cases test the exchange's fragments
+my $by_exchange = 'SET rdma_exchange.small_gather_rows = 0;';
+my $slow_count = q{SELECT count(*) FROM big WHERE pg_sleep(0.0005) IS NOT NULL};
+my $slow = "$by_exchange $slow_count";
 
 my $fragments = $rx->fragments_sql;
 
@@ -60,7 +64,7 @@ $rx->check_clean('statement_timeout');
 # notice that their coordinator is gone and end, long before their query
 # would (about 40 s a member here)
 {
-	my $slower = q{SELECT count(*) FROM big WHERE pg_sleep(0.002) IS NOT NULL};
+	my $slower = "$by_exchange SELECT count(*) FROM big WHERE pg_sleep(0.002) IS NOT NULL";
 	my ($stdout, $stderr) = ('', '');
 	my $h = $rx->background_psql(0,
 		"SET application_name = 'rx_terminate_me'; $slower", \$stdout, \$stderr);
@@ -105,6 +109,61 @@ $rx->check_clean('statement_timeout');
 	is($rx->safe_psql(0, 'SELECT count(*) FROM big'), '60000',
 		'member back: queries work again');
 	$rx->check_clean('member back');
+}
+
+# The same failures when the small result is gathered by query: every
+# other member runs its part over its connection (a fragment session, as
+# above); this member's part runs in the coordinator's backend itself
+like($rx->safe_psql(0, "EXPLAIN $slow_count"), qr/Transport: none: each member runs the fragment as a query/,
+	'by query: the slow count is gathered by query');
+($ret, $out, $err) = $rx->psql(0, "SET statement_timeout = '1s'; $slow_count");
+like($err, qr/canceling statement due to statement timeout/,
+	'by query: statement_timeout stops the query');
+$rx->check_clean('by query: statement_timeout');
+{
+	my ($stdout, $stderr) = ('', '');
+	my $h = $rx->background_psql(0,
+		"SET application_name = 'rx_cancel_me'; $slow_count", \$stdout, \$stderr);
+	ok($rx->poll_query_until($_, "SELECT ($fragments) > 0"),
+		"by query, cancel: member $_ runs its part")
+	  for 1 .. $n - 1;
+	$rx->safe_psql(0, q{SELECT pg_cancel_backend(pid) FROM pg_stat_activity
+		WHERE application_name = 'rx_cancel_me'});
+	$h->finish;
+	like($stderr, qr/canceling statement due to user request/,
+		'by query, cancel: the query reports the cancel');
+	$rx->check_clean('by query: cancel');
+}
+{
+	my ($stdout, $stderr) = ('', '');
+	my $h = $rx->background_psql(0,
+		"SET application_name = 'rx_terminate_me'; SELECT count(*) FROM big WHERE pg_sleep(0.002) IS NOT NULL",
+		\$stdout, \$stderr);
+	ok($rx->poll_query_until($_, "SELECT ($fragments) > 0"),
+		"by query, terminate: member $_ runs its part")
+	  for 1 .. $n - 1;
+	my $t0 = time;
+	$rx->safe_psql(0, q{SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE application_name = 'rx_terminate_me'});
+	$h->finish;
+	$rx->check_clean('by query: coordinator terminated');
+	cmp_ok(time - $t0, '<', 20,
+		'by query, terminate: the members\' parts ended long before their query would have');
+}
+{
+	my $victim = $n - 1;
+	my $name = '127.0.0.1:' . $rx->member($victim)->port;
+	my ($stdout, $stderr) = ('', '');
+	my $h = $rx->background_psql(0, $slow_count, \$stdout, \$stderr);
+	ok($rx->poll_query_until($victim, "SELECT ($fragments) > 0"),
+		'by query, kill: the victim runs its part');
+	$rx->kill_member($victim);
+	$h->finish;
+	like($stderr, qr/\Q$name\E/, 'by query, kill: the error names the member that died');
+	$rx->check_clean('by query: kill', $victim);
+	$rx->start_member($victim);
+	is($rx->safe_psql(0, $slow_count), '60000', 'by query: the member back, the query works');
+	$rx->check_clean('by query: member back');
 }
 
 $rx->teardown;
