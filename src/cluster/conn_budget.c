@@ -20,9 +20,10 @@
  * (up to rdma_exchange.connect_timeout, then an error naming the member
  * and the setting).  Sessions give back their idle connections to a
  * member at the end of every transaction while someone waits for that
- * member or more than half of the budget is in use, so idle sessions
- * hold at most about half of it; a session keeps them otherwise, for its
- * next query.
+ * member; and while more than half of the budget is in use, unless the
+ * session runs transactions back to back (see session_busy()), so idle
+ * sessions hold at most about half of it.  A session keeps them
+ * otherwise, for its next query.
  *
  * The default (-1) derives the budget from the member's own limits, read
  * at the first connection to it and remembered here: half of its
@@ -268,6 +269,31 @@ rx_budget_learn(int t, PGconn *conn, const char *name)
 	pg_atomic_write_u32(&shared->targets[t].derived, (uint32) budget);
 }
 
+/*
+ * Whether this session runs transactions back to back: the transaction
+ * ending now began less than a second after the one before it ended.  An
+ * application's busy session (pgbench, a connection pool under load)
+ * uses its connections again at once; giving them back at the end of
+ * each transaction would cost it a new connection, a fork on the member,
+ * per transaction.  Called at the end of a transaction.
+ */
+static bool
+session_busy(void)
+{
+	static TimestampTz decided_for = 0;
+	static TimestampTz last_end = 0;
+	static bool busy = false;
+	TimestampTz start = GetCurrentTransactionStartTimestamp();
+
+	if (start != decided_for)
+	{
+		decided_for = start;
+		busy = last_end != 0 && start - last_end < USECS_PER_SEC;
+		last_end = GetCurrentTimestamp();
+	}
+	return busy;
+}
+
 bool
 rx_budget_should_give_back(const char *name)
 {
@@ -278,8 +304,9 @@ rx_budget_should_give_back(const char *name)
 	t = target_index(name);
 	if (t < 0 || budget_of(t) == 0)
 		return false;
-	return pg_atomic_read_u32(&shared->targets[t].waiting) > 0 ||
-		2 * holders(t) > budget_of(t);
+	if (pg_atomic_read_u32(&shared->targets[t].waiting) > 0)
+		return true;
+	return 2 * holders(t) > budget_of(t) && !session_busy();
 }
 
 void
