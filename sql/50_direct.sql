@@ -94,6 +94,8 @@ SELECT rx_direct_keys('SELECT * FROM t_date WHERE k = $key', array(SELECT quote_
 -- aggregates, ORDER BY and LIMIT, a reference table, co-located tables
 SELECT rx_direct_keys('SELECT count(*), sum(v), min(s), max(v) FROM t_int WHERE k = $key', ARRAY['3', '4', '5', '1000']);
 SELECT rx_direct_keys('SELECT v, s FROM t_int WHERE k = $key ORDER BY v DESC LIMIT 2', ARRAY['3', '4', '5']);
+-- a sort key not in the select list (a resjunk column of the plan)
+SELECT rx_direct_keys('SELECT v FROM t_int WHERE k = $key ORDER BY s DESC', ARRAY['3', '4', '5', '6']);
 SELECT rx_direct_keys('SELECT t.k, t.v, r.name FROM t_int t JOIN r ON r.id = t.v WHERE t.k = $key', ARRAY['3', '4', '5']);
 SELECT rx_direct_keys('SELECT a.v, b.w FROM t_int a JOIN t_int2 b ON a.k = b.k WHERE a.k = $key', ARRAY['3', '4', '5']);
 SELECT rx_direct_keys('SELECT a.v, b.w FROM t_int a LEFT JOIN t_int2 b ON a.k = b.k WHERE a.k = $key', ARRAY['3', '4', '199']);
@@ -173,6 +175,8 @@ SELECT rx_direct_explain('EXPLAIN (COSTS OFF) SELECT v FROM t_int WHERE k = 7');
 SELECT rx_direct_explain('EXPLAIN (COSTS OFF) SELECT t.v, r.name FROM t_int t JOIN r ON r.id = t.v WHERE t.k = 7 ORDER BY 1');
 SELECT rx_direct_explain('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT v FROM t_int WHERE k = 7');
 SELECT rx_direct_explain('EXPLAIN (COSTS OFF) SELECT v FROM t_int WHERE k BETWEEN 7 AND 8');
+-- VERBOSE names the local plan's columns
+SELECT rx_direct_explain('EXPLAIN (VERBOSE, COSTS OFF) SELECT v FROM t_int WHERE k = 7 ORDER BY s');
 -- this member's rows: PostgreSQL's local plan runs here
 SELECT rx_direct_explain(format('EXPLAIN (COSTS OFF) SELECT v FROM t_int WHERE k = %s',
                                 (SELECT min(g) FROM generate_series(1, 40) g

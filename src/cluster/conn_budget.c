@@ -20,7 +20,9 @@
  * (up to rdma_exchange.connect_timeout, then an error naming the member
  * and the setting).  Sessions give back their idle connections to a
  * member at the end of every transaction while someone waits for that
- * member; and while more than half of the budget is in use, unless the
+ * member, one session for each waiting one (not every session ending a
+ * transaction, which would make them all reconnect for the next); and
+ * while more than half of the budget is in use, unless the
  * session runs transactions back to back (see session_busy()), so idle
  * sessions hold at most about half of it.  A session keeps them
  * otherwise, for its next query.
@@ -67,6 +69,7 @@ typedef struct BudgetTarget
 	char		name[NAMEDATALEN];	/* "host:port"; "" unused */
 	pg_atomic_uint32 derived;	/* budget from its limits; 0 unknown */
 	pg_atomic_uint32 waiting;	/* sessions waiting for it */
+	pg_atomic_uint32 handed;	/* give-backs for waiters, not yet taken */
 } BudgetTarget;
 
 typedef struct BudgetShared
@@ -116,6 +119,7 @@ budget_shmem_startup(void)
 			shared->targets[t].name[0] = '\0';
 			pg_atomic_init_u32(&shared->targets[t].derived, 0);
 			pg_atomic_init_u32(&shared->targets[t].waiting, 0);
+			pg_atomic_init_u32(&shared->targets[t].handed, 0);
 		}
 		for (int i = 0; i < nprocs * BUDGET_TARGETS; i++)
 			pg_atomic_init_u32(&shared->open[i], 0);
@@ -230,6 +234,12 @@ rx_budget_reserve(const char *name)
 		}
 		PG_FINALLY();
 		{
+			uint32		h = pg_atomic_read_u32(&shared->targets[t].handed);
+
+			/* the give-back made for this wait, if one was */
+			while (h > 0 &&
+				   !pg_atomic_compare_exchange_u32(&shared->targets[t].handed, &h, h - 1))
+				;
 			pg_atomic_fetch_sub_u32(&shared->targets[t].waiting, 1);
 		}
 		PG_END_TRY();
@@ -294,9 +304,30 @@ session_busy(void)
 	return busy;
 }
 
+/* take one of the give-backs the waiting sessions need, if one is left */
+static bool
+hand_to_waiter(int t)
+{
+	BudgetTarget *bt = &shared->targets[t];
+	uint32		h = pg_atomic_read_u32(&bt->handed);
+
+	while (h < pg_atomic_read_u32(&bt->waiting))
+		if (pg_atomic_compare_exchange_u32(&bt->handed, &h, h + 1))
+			return true;
+	return false;
+}
+
+/*
+ * Called at the end of a transaction for each idle connection to member
+ * name; one answer per member and transaction (a session gives back all
+ * its connections there, or none).
+ */
 bool
 rx_budget_should_give_back(const char *name)
 {
+	static TimestampTz decided_for[BUDGET_TARGETS];
+	static bool decision[BUDGET_TARGETS];
+	TimestampTz xact = GetCurrentTransactionStartTimestamp();
 	int			t;
 
 	if (shared == NULL || rx_max_member_sessions == 0)
@@ -304,9 +335,15 @@ rx_budget_should_give_back(const char *name)
 	t = target_index(name);
 	if (t < 0 || budget_of(t) == 0)
 		return false;
-	if (pg_atomic_read_u32(&shared->targets[t].waiting) > 0)
-		return true;
-	return 2 * holders(t) > budget_of(t) && !session_busy();
+	if (decided_for[t] != xact)
+	{
+		bool		busy = session_busy();
+
+		decided_for[t] = xact;
+		decision[t] = hand_to_waiter(t) ||
+			(2 * holders(t) > budget_of(t) && !busy);
+	}
+	return decision[t];
 }
 
 void

@@ -677,6 +677,7 @@ rx_execute_direct(PG_FUNCTION_ARGS)
 	TextDest	dest;
 	QueryDesc  *qd;
 	int			nest;
+	ListCell   *lc;
 
 	InitMaterializedSRF(fcinfo, 0);
 	msg = fragment_open(message, &w, &nest);
@@ -711,6 +712,13 @@ rx_execute_direct(PG_FUNCTION_ARGS)
 																	 rx_self_member_index())),
 													 w.member)
 					   : rx_barrier_snapshot());
+	/*
+	 * Every column of the plan comes back, resjunk ones too (a sort key not
+	 * in the select list): the caller's rows have them all, and its own
+	 * plan drops them.
+	 */
+	foreach(lc, msg->stmt->planTree->targetlist)
+		lfirst_node(TargetEntry, lc)->resjunk = false;
 	qd = CreateQueryDesc(msg->stmt, "rdma_exchange direct query",
 						 GetActiveSnapshot(), InvalidSnapshot,
 						 (DestReceiver *) &dest, bound_params(msg->extern_values),

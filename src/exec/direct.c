@@ -105,6 +105,8 @@ rx_direct_node(Plan *local, List *keys, List *key_relids, int node_id)
 	plan->targetlist = rx_column_tlist(local->targetlist, INDEX_VAR);
 	cscan->scan.scanrelid = 0;
 	cscan->custom_plans = list_make1(local);
+	/* for EXPLAIN VERBOSE: the tlist's OUTER_VARs name the local plan's columns */
+	plan->lefttree = local;
 	cscan->custom_exprs = keys;
 	cscan->custom_private = list_make1(key_relids);
 	cscan->methods = &direct_plan_methods;
