@@ -399,7 +399,11 @@ drain_submit(WPort *w)
 			wbufs[b].inflight = 0;
 			wbufs[b].tries = 0;
 			wbufs[b].acked = false;
-			wbufs[b].design = w->sh->spec.send_designs[sidx];
+			/*
+			 * The design of its streams (mesq_sr's are sesq_sr's), as for
+			 * a buffer to one member: a lost datagram is sent again
+			 */
+			wbufs[b].design = rx_design_single(w->sh->spec.send_designs[sidx]);
 			submit_broadcast(w, sidx, b);
 			continue;
 		}

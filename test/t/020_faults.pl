@@ -39,7 +39,11 @@ $rx->safe_psql(0, q{
 	UPDATE f SET pad = repeat(md5(id::text), 400) WHERE id % 1000 = 0;
 	CREATE TABLE f_local AS SELECT * FROM f;
 	SELECT rdma_exchange.create_distributed_table('f', 'id');
-	ANALYZE f; ANALYZE f_local;
+	CREATE TABLE f_bc (id int PRIMARY KEY, k int);
+	INSERT INTO f_bc SELECT i, (i * 61) % 20000 FROM generate_series(1, 3000) i;
+	CREATE TABLE f_local_bc AS SELECT * FROM f_bc;
+	SELECT rdma_exchange.create_distributed_table('f_bc', 'id');
+	ANALYZE f; ANALYZE f_local; ANALYZE f_bc; ANALYZE f_local_bc;
 });
 
 # a repartition join (f.k is not the distribution key), a many-groups
@@ -53,7 +57,13 @@ my %queries = (
 		FROM (SELECT k, count(*) AS c, sum(length(pad)) AS s FROM %s GROUP BY k) g},
 	'wide rows in order' => q{
 		SELECT md5(string_agg(md5(pad), ',' ORDER BY id)) FROM (SELECT id, pad FROM %s ORDER BY id) o},
+	# the small side is broadcast: one datagram to every member
+	'broadcast join' => q{
+		SELECT md5(string_agg(a.id || ':' || b.id, ',' ORDER BY a.id, b.id))
+		FROM %s a JOIN %s_bc b ON a.k = b.k},
 );
+like($rx->safe_psql(0, 'EXPLAIN (COSTS OFF) ' . sprintf($queries{'broadcast join'}, 'f', 'f')),
+	qr/Route: broadcast/, 'the broadcast join broadcasts');
 
 my %expected;
 for my $q (sort keys %queries)
