@@ -38,7 +38,7 @@ typedef enum RxBufState
 	RX_BUF_WAIT,				/* holds a received message for a backend */
 	RX_BUF_CONSUME,				/* a backend reads it */
 	RX_BUF_LENT,				/* semq_wr: lent to a remote sender */
-	RX_BUF_QUARANTINE,			/* a peer may still reach it; see worker.c */
+	RX_BUF_QUARANTINE,			/* a peer may still reach it; see worker_stream.c */
 	RX_BUF_NSTATES
 } RxBufState;
 
