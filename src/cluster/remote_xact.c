@@ -51,6 +51,7 @@ typedef struct XactConn
 	bool		fragment;		/* a plan fragment runs on it */
 	char		gid[128];		/* prepared there, awaiting the decision */
 	int			lock_timeout;	/* lock_timeout set there + 1; 0: unknown */
+	uint64		prepared;		/* statement slots prepared in its session */
 } XactConn;
 
 static XactConn xconns[MAX_XACT_CONNS];
@@ -384,6 +385,25 @@ rx_xact_fragment_done(PGconn *conn)
 	for (int i = 0; i < MAX_XACT_CONNS; i++)
 		if (xconns[i].in_use && xconns[i].conn == conn)
 			xconns[i].fragment = false;
+}
+
+/* as rx_pool_prepared() and rx_pool_set_prepared(), for these sessions */
+bool
+rx_xact_prepared(PGconn *conn, int slot)
+{
+	for (int i = 0; i < MAX_XACT_CONNS; i++)
+		if (xconns[i].in_use && xconns[i].conn == conn)
+			return slot >= 0 && slot < 64 &&
+				(xconns[i].prepared & (UINT64CONST(1) << slot)) != 0;
+	return false;
+}
+
+void
+rx_xact_set_prepared(PGconn *conn, int slot)
+{
+	for (int i = 0; i < MAX_XACT_CONNS; i++)
+		if (xconns[i].in_use && xconns[i].conn == conn && slot >= 0 && slot < 64)
+			xconns[i].prepared |= UINT64CONST(1) << slot;
 }
 
 PGconn *

@@ -44,6 +44,10 @@ extern PGconn *rx_xact_lock_connection(const RxMember *member);
 extern PGconn *rx_xact_fragment_connection(const RxMember *member);
 extern void rx_xact_fragment_done(PGconn *conn);
 
+/* statements prepared in a member session of the transaction (direct.c) */
+extern bool rx_xact_prepared(PGconn *conn, int slot);
+extern void rx_xact_set_prepared(PGconn *conn, int slot);
+
 /* same, but NULL and the libpq message in *failure when unreachable */
 extern PGconn *rx_xact_connection_try(const RxMember *member, char **failure);
 

@@ -221,22 +221,29 @@ direct_call_sql(int natts)
 
 /*
  * Send a direct message over conn: the call of execute_direct() with natts
- * text columns back, in single-row mode.  A pooled session (pooled)
- * prepares the call once per column count, so that each query costs the
- * member no parse and plan of it; the transaction's own session there is
- * not pooled, and gets the call whole.
+ * text columns back, in single-row mode.  The call is prepared once per
+ * session and column count, so that each query costs the member no parse
+ * and plan of it: pooled says whether conn is the pool's (conn_pool.c) or
+ * the transaction's session there (remote_xact.c), which keep count.
  */
 void
 rx_direct_send(PGconn *conn, const char *member, bool pooled,
 			   const char *message, int natts)
 {
 	const char *values[1] = {message};
+	char	   *name;
 
-	if (pooled && natts < 64)
+	if (natts >= 64)
 	{
-		char	   *name = psprintf("rx_direct_%d", natts);
-
-		if (!rx_pool_prepared(conn, natts))
+		if (!PQsendQueryParams(conn, direct_call_sql(natts), 1, NULL, values,
+							   NULL, NULL, 0))
+			rx_report_remote_error(ERROR, conn, NULL, member,
+								   "could not send a directly dispatched query");
+	}
+	else
+	{
+		name = psprintf("rx_direct_%d", natts);
+		if (!(pooled ? rx_pool_prepared(conn, natts) : rx_xact_prepared(conn, natts)))
 		{
 			PGresult   *res;
 
@@ -250,16 +257,15 @@ rx_direct_send(PGconn *conn, const char *member, bool pooled,
 										   "could not prepare a directly dispatched query");
 				PQclear(res);
 			}
-			rx_pool_set_prepared(conn, natts);
+			if (pooled)
+				rx_pool_set_prepared(conn, natts);
+			else
+				rx_xact_set_prepared(conn, natts);
 		}
 		if (!PQsendQueryPrepared(conn, name, 1, values, NULL, NULL, 0))
 			rx_report_remote_error(ERROR, conn, NULL, member,
 								   "could not send a directly dispatched query");
 	}
-	else if (!PQsendQueryParams(conn, direct_call_sql(natts), 1, NULL, values,
-								NULL, NULL, 0))
-		rx_report_remote_error(ERROR, conn, NULL, member,
-							   "could not send a directly dispatched query");
 	if (!PQsetSingleRowMode(conn))
 		rx_report_remote_error(ERROR, conn, NULL, member,
 							   "could not send a directly dispatched query");
