@@ -89,6 +89,9 @@ typedef struct RxReceiveState
 	int			query_source;	/* unordered: the member read now */
 	Tuplestorestate **query_rows;	/* per member */
 	uint64	   *query_counts;	/* per member, over every run */
+	bool		query_sent;		/* sent, rows not read yet */
+	struct pg_conn **query_conns;	/* ... on these, per member */
+	bool	   *query_in_xact;	/* ... the transaction's session there */
 
 	RxExchangeNodeStats stats;
 } RxReceiveState;

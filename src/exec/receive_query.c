@@ -27,7 +27,9 @@
  * LIMIT above the gather times the members.  Each member's part is
  * bounded by that LIMIT (a Limit node over the fragment).  The rows are
  * read whole into a store per member; receive.c returns them in member
- * order, or merges them when the gather is ordered.
+ * order, or merges them when the gather is ordered.  The query's other
+ * such gathers that need nothing from it go out in the same round trip
+ * (send_siblings()).
  *
  *-------------------------------------------------------------------------
  */
@@ -39,6 +41,7 @@
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
 #include "portability/instr_time.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
@@ -191,11 +194,201 @@ run_here(RxReceiveState *r, List *snapshots, int self, const char *name,
 }
 
 /*
- * Run the fragment on every member that sends and read all their rows
- * into r->query_rows[member].
+ * Send the fragment to every other member that sends; the connections
+ * wait in r->query_conns for query_collect().
  */
-void
-rx_receive_query_run(RxReceiveState *r)
+static void
+query_send(RxReceiveState *r)
+{
+	EState	   *estate = r->css.ss.ps.state;
+	Plan	   *shuffle = outerPlan(r->css.ss.ps.plan);
+	int			natts = r->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor->natts;
+	RxShuffleInfo si;
+	RxMember   *members;
+	int			nmembers = rx_get_members(&members);
+	int			self = rx_self_member_index();
+	char	   *message;
+	bool		xact_wrote;
+
+	if (nmembers == 0 || self < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("this server is not a member of an rdma_exchange cluster")));
+	rx_shuffle_info((CustomScan *) shuffle, &si);
+	if (r->query_conns == NULL)
+	{
+		r->query_conns = palloc0(sizeof(PGconn *) * RX_MAX_MEMBERS);
+		r->query_in_xact = palloc0(sizeof(bool) * RX_MAX_MEMBERS);
+	}
+	message = rx_direct_message(bounded_fragment(outerPlan(shuffle), si.tuples_needed),
+								estate,
+								rx_consistent_reads ? rx_cluster_snapshot(estate) : NIL);
+
+	/*
+	 * After this transaction wrote, a member's part runs in its session of
+	 * the transaction there (it reads its own writes), as a fragment does.
+	 */
+	xact_wrote = rx_xact_changed_before(estate->es_snapshot->curcid);
+	for (int m = 0; m < nmembers; m++)
+	{
+		PGconn	   *conn;
+
+		if (m == self || (si.single_sender >= 0 && m != si.single_sender))
+			continue;
+		conn = xact_wrote ? rx_xact_fragment_connection(&members[m]) : NULL;
+		r->query_in_xact[m] = (conn != NULL);
+		if (conn == NULL)
+			conn = rx_pool_get(&members[m]);
+		r->query_conns[m] = conn;
+		rx_direct_send(conn, members[m].name, !r->query_in_xact[m], message, natts);
+	}
+	r->query_sent = true;
+}
+
+/* done with the connections of a send; pending: results left unread */
+static void
+query_release(RxReceiveState *r, bool pending)
+{
+	for (int m = 0; r->query_conns != NULL && m < RX_MAX_MEMBERS; m++)
+	{
+		PGconn	   *conn = r->query_conns[m];
+
+		if (conn == NULL)
+			continue;
+		if (r->query_in_xact[m])
+			rx_xact_fragment_done(conn);
+		else if (pending)
+			rx_pool_put_pending(conn);
+		else
+			rx_pool_put(conn, true);
+		r->query_conns[m] = NULL;
+	}
+	r->query_sent = false;
+}
+
+/* is it harmless to run the plan when its rows may not be needed? */
+static bool
+speculation_safe(Plan *plan)
+{
+	List	   *children = NIL;
+	List	   *exprs = NIL;
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return true;
+	switch (nodeTag(plan))
+	{
+		case T_SeqScan:
+		case T_Sort:
+		case T_IncrementalSort:
+		case T_Material:
+		case T_Hash:
+		case T_Agg:
+		case T_Group:
+		case T_Unique:
+			break;
+		case T_IndexScan:
+			exprs = list_make2(((IndexScan *) plan)->indexqual,
+							   ((IndexScan *) plan)->indexorderby);
+			break;
+		case T_IndexOnlyScan:
+			exprs = list_make2(((IndexOnlyScan *) plan)->indexqual,
+							   ((IndexOnlyScan *) plan)->indexorderby);
+			break;
+		case T_BitmapHeapScan:
+			exprs = list_make1(((BitmapHeapScan *) plan)->bitmapqualorig);
+			break;
+		case T_BitmapIndexScan:
+			exprs = list_make1(((BitmapIndexScan *) plan)->indexqual);
+			break;
+		case T_NestLoop:
+		case T_MergeJoin:
+		case T_HashJoin:
+			exprs = list_make1(((Join *) plan)->joinqual);
+			if (IsA(plan, HashJoin))
+				exprs = lappend(exprs, ((HashJoin *) plan)->hashclauses);
+			if (IsA(plan, MergeJoin))
+				exprs = lappend(exprs, ((MergeJoin *) plan)->mergeclauses);
+			break;
+		case T_Limit:
+			exprs = list_make2(((Limit *) plan)->limitOffset,
+							   ((Limit *) plan)->limitCount);
+			break;
+		case T_Result:
+			exprs = list_make1(((Result *) plan)->resconstantqual);
+			break;
+		case T_Append:
+			children = ((Append *) plan)->appendplans;
+			break;
+		case T_SubqueryScan:
+			children = list_make1(((SubqueryScan *) plan)->subplan);
+			break;
+		default:
+			return false;
+	}
+	exprs = lappend(lappend(exprs, plan->targetlist), plan->qual);
+	if (contain_volatile_functions((Node *) exprs))
+		return false;
+	foreach(lc, children)
+		if (!speculation_safe(lfirst(lc)))
+			return false;
+	return speculation_safe(plan->lefttree) && speculation_safe(plan->righttree);
+}
+
+/* gathers by query of the plan that have not run, into *context */
+static bool
+unsent_gathers(PlanState *ps, void *context)
+{
+	if (ps == NULL)
+		return false;
+	if (rx_is_receive(ps->plan))
+	{
+		RxReceiveState *r = (RxReceiveState *) ps;
+
+		if (r->by_query && !r->query_sent && r->query_rows == NULL)
+			*(List **) context = lappend(*(List **) context, r);
+	}
+	return planstate_tree_walker(ps, unsent_gathers, context);
+}
+
+/*
+ * The other gathers by query of the query's InitPlans and SubPlans that
+ * take no values from the plan above them (min and max are two such):
+ * sent now, so that every member runs them in the same round trip as
+ * this one.  Their rows are read, and a member's error raised, when they
+ * run; one that never runs is stopped with its query.  Only plans
+ * without volatile functions go early: running one whose rows are not
+ * needed must change nothing.  Not after the transaction wrote: its one
+ * session on each member can run one statement at a time.
+ */
+static void
+send_siblings(RxReceiveState *r)
+{
+	EState	   *estate = r->css.ss.ps.state;
+	List	   *gathers = NIL;
+	ListCell   *lc;
+
+	if (rx_xact_changed_before(estate->es_snapshot->curcid))
+		return;
+	foreach(lc, estate->es_subplanstates)
+		(void) unsent_gathers(lfirst(lc), &gathers);
+	foreach(lc, gathers)
+	{
+		RxReceiveState *g = lfirst(lc);
+		Plan	   *shuffle = outerPlan(g->css.ss.ps.plan);
+
+		if (g != r && bms_is_empty(shuffle->extParam) &&
+			speculation_safe(outerPlan(shuffle)))
+			query_send(g);
+	}
+}
+
+/*
+ * This member's part here, then every other member's rows, into
+ * r->query_rows[member].
+ */
+static void
+query_collect(RxReceiveState *r)
 {
 	EState	   *estate = r->css.ss.ps.state;
 	Plan	   *shuffle = outerPlan(r->css.ss.ps.plan);
@@ -204,11 +397,6 @@ rx_receive_query_run(RxReceiveState *r)
 	RxMember   *members;
 	int			nmembers = rx_get_members(&members);
 	int			self = rx_self_member_index();
-	List	   *snapshots;
-	char	   *message;
-	PGconn	   *conns[RX_MAX_MEMBERS] = {0};
-	bool		in_xact[RX_MAX_MEMBERS] = {0};
-	bool		xact_wrote;
 	RxTextRows *text_rows;
 	TupleTableSlot *slot;
 	MemoryContext row_cxt;
@@ -216,10 +404,6 @@ rx_receive_query_run(RxReceiveState *r)
 				elapsed;
 	char	   *what;
 
-	if (nmembers == 0 || self < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("this server is not a member of an rdma_exchange cluster")));
 	rx_shuffle_info((CustomScan *) shuffle, &si);
 	r->query_members = nmembers;
 	r->query_source = 0;
@@ -229,29 +413,10 @@ rx_receive_query_run(RxReceiveState *r)
 	for (int m = 0; m < nmembers; m++)
 		r->query_rows[m] = tuplestore_begin_heap(false, false, work_mem);
 
-	snapshots = rx_consistent_reads ? rx_cluster_snapshot(estate) : NIL;
-	message = rx_direct_message(bounded_fragment(outerPlan(shuffle), si.tuples_needed),
-								estate, snapshots);
-
-	/*
-	 * After this transaction wrote, a member's part runs in its session of
-	 * the transaction there (it reads its own writes), as a fragment does.
-	 */
-	xact_wrote = rx_xact_changed_before(estate->es_snapshot->curcid);
-	for (int m = 0; m < nmembers; m++)
-	{
-		if (m == self || (si.single_sender >= 0 && m != si.single_sender))
-			continue;
-		conns[m] = xact_wrote ? rx_xact_fragment_connection(&members[m]) : NULL;
-		in_xact[m] = (conns[m] != NULL);
-		if (conns[m] == NULL)
-			conns[m] = rx_pool_get(&members[m]);
-		rx_direct_send(conns[m], members[m].name, !in_xact[m], message, desc->natts);
-	}
-
 	if (si.single_sender < 0 || si.single_sender == self)
-		r->query_counts[self] = run_here(r, snapshots, self, members[self].name,
-										 si.tuples_needed, r->query_rows[self]);
+		r->query_counts[self] +=
+			run_here(r, rx_consistent_reads ? rx_cluster_snapshot(estate) : NIL,
+					 self, members[self].name, si.tuples_needed, r->query_rows[self]);
 
 	/* rows are converted in a short-lived context, then copied in */
 	text_rows = rx_text_rows(desc);
@@ -262,13 +427,15 @@ rx_receive_query_run(RxReceiveState *r)
 	INSTR_TIME_SET_CURRENT(start);
 	for (int m = 0; m < nmembers; m++)
 	{
-		if (conns[m] == NULL)
+		PGconn	   *conn = r->query_conns[m];
+
+		if (conn == NULL)
 			continue;
 		for (;;)
 		{
 			MemoryContext old = MemoryContextSwitchTo(row_cxt);
 			char	   *report = NULL;
-			bool		found = rx_direct_next_row(conns[m], members[m].name,
+			bool		found = rx_direct_next_row(conn, members[m].name,
 												   text_rows, slot, &report, what);
 
 			MemoryContextSwitchTo(old);
@@ -281,16 +448,29 @@ rx_receive_query_run(RxReceiveState *r)
 			MemoryContextReset(row_cxt);
 			r->query_counts[m]++;
 		}
-		if (in_xact[m])
-			rx_xact_fragment_done(conns[m]);
-		else
-			rx_pool_put(conns[m], true);
 	}
+	query_release(r, false);
 	INSTR_TIME_SET_CURRENT(elapsed);
 	INSTR_TIME_SUBTRACT(elapsed, start);
 	r->data_wait_ms += INSTR_TIME_GET_MILLISEC(elapsed);
 	ExecDropSingleTupleTableSlot(slot);
 	MemoryContextDelete(row_cxt);
+}
+
+/*
+ * Run the fragment on every member that sends and read all their rows
+ * into r->query_rows[member]; the query's other gathers by query go out
+ * with it (send_siblings()).
+ */
+void
+rx_receive_query_run(RxReceiveState *r)
+{
+	if (!r->query_sent)
+	{
+		query_send(r);
+		send_siblings(r);
+	}
+	query_collect(r);
 }
 
 /* the next row of a run, member after member, into r->recv_slot; or NULL */
@@ -314,6 +494,9 @@ rx_receive_query_next(RxReceiveState *r)
 void
 rx_receive_query_reset(RxReceiveState *r, bool rescan)
 {
+	/* sent early and never read (receive.c ends or rescans it) */
+	if (r->query_sent)
+		query_release(r, true);
 	if (r->query_rows == NULL)
 		return;
 	for (int m = 0; m < r->query_members; m++)
