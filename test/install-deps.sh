@@ -29,6 +29,13 @@ packages=(
 	# libraries (psycopg2, pgJDBC compiled with javac, node-postgres and
 	# pg-cursor, which npm installs from the npm registry at test time)
 	python3-psycopg2 libpostgresql-jdbc-java default-jdk-headless nodejs npm
+	# test/rdma/guest.sh: a qemu guest (Debian's kernel, fetched with
+	# apt-get download, never installed here) with a Soft-RoCE device; the
+	# guest runs this machine's userspace: ip and rdma (iproute2), the rxe
+	# provider of libibverbs, ibverbs-utils and perftest.  Not rdma-core:
+	# only its daemons and udev rules, which the guest does not need
+	qemu-system-x86 busybox-static kmod cpio
+	iproute2 ibverbs-providers ibverbs-utils perftest
 	"$@"
 )
 
