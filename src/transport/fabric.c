@@ -29,6 +29,8 @@
  */
 #include "postgres.h"
 
+#include <dirent.h>
+
 #include <netdb.h>
 #include <sys/socket.h>
 #include <rdma/fabric.h>
@@ -363,6 +365,39 @@ bound_name(FabricEp *f, char *name, size_t *namelen, char *buf, size_t buflen)
 	return true;
 }
 
+/*
+ * ofi_rxm sizes its completion queues for FI_UNIVERSE_SIZE peers (256 by
+ * default), which is more than some RDMA devices allow (Soft-RoCE's rxe:
+ * 32767 entries a CQ), and then cannot open its endpoint ("Unable to
+ * create verbs CQ").  A member has at most the endpoint sets of
+ * RX_MAX_MEMBERS members as peers.  Only where an RDMA device is present
+ * (the verbs provider's case) and the environment does not set it: the
+ * tcp path keeps libfabric's defaults.  Before the first fi_getinfo of the
+ * process, which reads it.
+ */
+static void
+universe_for_verbs(void)
+{
+	static bool done = false;
+	DIR		   *dir;
+	struct dirent *de;
+	bool		device = false;
+
+	if (done)
+		return;
+	done = true;
+	if (getenv("FI_UNIVERSE_SIZE") != NULL ||
+		(dir = opendir("/sys/class/infiniband")) == NULL)
+		return;
+	while ((de = readdir(dir)) != NULL)
+		if (de->d_name[0] != '.')
+			device = true;
+	closedir(dir);
+	if (device)
+		setenv("FI_UNIVERSE_SIZE",
+			   psprintf("%d", RX_MAX_MEMBERS * rx_transport_endpoints), 0);
+}
+
 void
 rx_fabric_open(int e, int provider, const char *address, char *region,
 			   Size region_len, int nbuffers, int recv_depth,
@@ -386,6 +421,7 @@ rx_fabric_open(int e, int provider, const char *address, char *region,
 				 errmsg("invalid rdma_exchange.fabric_address \"%s\"", address),
 				 errhint("Use host:port, for example 127.0.0.1:7400.")));
 
+	universe_for_verbs();
 	memset(f, 0, sizeof(*f));
 	f->wait_fd = -1;
 	strlcpy(f->host, host, sizeof(f->host));
@@ -487,6 +523,7 @@ rx_fabric_open_set(int e, int nbuffers, RxFabricInfo *out)
 		strlcpy(service, "0", sizeof(service));
 	snprintf(address, sizeof(address), "%s:%s", p->host, service);
 
+	universe_for_verbs();
 	memset(f, 0, sizeof(*f));
 	f->wait_fd = -1;
 	f->fi = fabric_getinfo(RX_EP_KIND(e), p->fi->fabric_attr->prov_name,
@@ -545,6 +582,7 @@ rx_fabric_close(int e)
 		pfree(f->contexts);
 	if (f->ctrl_raw)
 		pfree(f->ctrl_raw);
+	universe_for_verbs();
 	memset(f, 0, sizeof(*f));
 	f->wait_fd = -1;
 }
