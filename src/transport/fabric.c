@@ -165,7 +165,12 @@ fabric_hints(int e, const char *prov_name, int recv_depth)
 	{
 		hints->caps = FI_MSG;
 		hints->ep_attr->type = FI_EP_DGRAM;
-		hints->domain_attr->mr_mode = FI_MR_LOCAL;
+		/*
+		 * verbs' UD endpoint asks for the same as its RC ones; with no RMA
+		 * on this endpoint the address and key bits cost nothing
+		 */
+		hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
+			FI_MR_PROV_KEY | FI_MR_ALLOCATED;
 	}
 	else
 	{
