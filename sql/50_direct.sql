@@ -275,6 +275,13 @@ SELECT CASE WHEN now() < '2000-01-01' THEN (SELECT max(k) FROM t_int WHERE 1 / (
 SELECT CASE WHEN now() > '2000-01-01' THEN (SELECT max(k) FROM t_int WHERE 1 / (v - v) > 0) END AS always;
 \set VERBOSITY default
 SELECT min(k), max(k) FROM t_int;
+-- floats come back exact whatever extra_float_digits says: the members'
+-- partial sums add up as one server's sum does
+SET extra_float_digits = 0;
+SELECT rx_direct('SELECT sum(v / 7.0::float8), avg(v * 0.1::float8) FROM t_int WHERE v < 100');
+SELECT rx_direct('SELECT k, sum(v / 7.0::float8) FROM t_int WHERE v < 100 GROUP BY k');
+SELECT rx_direct_keys('SELECT v / 7.0::float8, (v / 7.0::float8)::text FROM t_int WHERE k = $key', ARRAY['3', '4', '5']);
+RESET extra_float_digits;
 -- the same answers through the transport
 SET rdma_exchange.small_gather_rows = 0;
 SELECT rx_direct('SELECT count(*), sum(v), min(s), max(v) FROM t_int WHERE v < 100');

@@ -35,6 +35,7 @@
 #include "tcop/pquery.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/float.h"
 #include "utils/guc.h"
 #include "utils/backend_status.h"
 #include "utils/lsyscache.h"
@@ -633,15 +634,31 @@ text_dest_receive(TupleTableSlot *slot, DestReceiver *self)
 {
 	TextDest   *td = (TextDest *) self;
 	MemoryContext old = MemoryContextSwitchTo(td->cxt);
+	int			saved_digits = extra_float_digits;
 
+	/*
+	 * Floats go out exactly whatever the session's extra_float_digits (the
+	 * coordinator renders them again with its own): a gather's rows may be
+	 * partial aggregates, sums the coordinator adds up.  Only here: casts
+	 * inside the plan keep the setting the coordinator shipped.
+	 */
 	slot_getallattrs(slot);
-	for (int i = 0; i < td->natts; i++)
+	extra_float_digits = 3;
+	PG_TRY();
 	{
-		td->nulls[i] = slot->tts_isnull[i];
-		if (!td->nulls[i])
-			td->values[i] = CStringGetTextDatum(OutputFunctionCall(&td->out[i],
-																   slot->tts_values[i]));
+		for (int i = 0; i < td->natts; i++)
+		{
+			td->nulls[i] = slot->tts_isnull[i];
+			if (!td->nulls[i])
+				td->values[i] = CStringGetTextDatum(OutputFunctionCall(&td->out[i],
+																	   slot->tts_values[i]));
+		}
 	}
+	PG_FINALLY();
+	{
+		extra_float_digits = saved_digits;
+	}
+	PG_END_TRY();
 	tuplestore_putvalues(td->store, td->desc, td->values, td->nulls);
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(td->cxt);
