@@ -19,13 +19,12 @@
  * budget is spent waits until another session gives its connections back
  * (up to rdma_exchange.connect_timeout, then an error naming the member
  * and the setting).  Sessions give back their idle connections to a
- * member at the end of every transaction while someone waits for that
- * member, one session for each waiting one (not every session ending a
- * transaction, which would make them all reconnect for the next); and
- * while more than half of the budget is in use, unless the
+ * member; and while more than half of the budget is in use, unless the
  * session runs transactions back to back (see session_busy()), so idle
  * sessions hold at most about half of it.  A session keeps them
- * otherwise, for its next query.
+ * otherwise, for its next query.  (Giving back only one session's worth
+ * for each waiting session starved them: the session that gave back took
+ * the slot again with its next statement before a waiter woke up.)
  *
  * The default (-1) derives the budget from the member's own limits, read
  * at the first connection to it and remembered here: half of its
@@ -69,7 +68,6 @@ typedef struct BudgetTarget
 	char		name[NAMEDATALEN];	/* "host:port"; "" unused */
 	pg_atomic_uint32 derived;	/* budget from its limits; 0 unknown */
 	pg_atomic_uint32 waiting;	/* sessions waiting for it */
-	pg_atomic_uint32 handed;	/* give-backs for waiters, not yet taken */
 } BudgetTarget;
 
 typedef struct BudgetShared
@@ -119,7 +117,6 @@ budget_shmem_startup(void)
 			shared->targets[t].name[0] = '\0';
 			pg_atomic_init_u32(&shared->targets[t].derived, 0);
 			pg_atomic_init_u32(&shared->targets[t].waiting, 0);
-			pg_atomic_init_u32(&shared->targets[t].handed, 0);
 		}
 		for (int i = 0; i < nprocs * BUDGET_TARGETS; i++)
 			pg_atomic_init_u32(&shared->open[i], 0);
@@ -234,12 +231,6 @@ rx_budget_reserve(const char *name)
 		}
 		PG_FINALLY();
 		{
-			uint32		h = pg_atomic_read_u32(&shared->targets[t].handed);
-
-			/* the give-back made for this wait, if one was */
-			while (h > 0 &&
-				   !pg_atomic_compare_exchange_u32(&shared->targets[t].handed, &h, h - 1))
-				;
 			pg_atomic_fetch_sub_u32(&shared->targets[t].waiting, 1);
 		}
 		PG_END_TRY();
@@ -304,19 +295,6 @@ session_busy(void)
 	return busy;
 }
 
-/* take one of the give-backs the waiting sessions need, if one is left */
-static bool
-hand_to_waiter(int t)
-{
-	BudgetTarget *bt = &shared->targets[t];
-	uint32		h = pg_atomic_read_u32(&bt->handed);
-
-	while (h < pg_atomic_read_u32(&bt->waiting))
-		if (pg_atomic_compare_exchange_u32(&bt->handed, &h, h + 1))
-			return true;
-	return false;
-}
-
 /*
  * Called at the end of a transaction for each idle connection to member
  * name; one answer per member and transaction (a session gives back all
@@ -340,7 +318,7 @@ rx_budget_should_give_back(const char *name)
 		bool		busy = session_busy();
 
 		decided_for[t] = xact;
-		decision[t] = hand_to_waiter(t) ||
+		decision[t] = pg_atomic_read_u32(&shared->targets[t].waiting) > 0 ||
 			(2 * holders(t) > budget_of(t) && !busy);
 	}
 	return decision[t];
