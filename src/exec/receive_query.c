@@ -64,30 +64,14 @@ int			rx_small_gather_rows = 1000;
 static bool
 has_exchange(Plan *plan)
 {
-	List	   *children = NIL;
 	ListCell   *lc;
 
-	if (plan == NULL)
-		return false;
-	switch (nodeTag(plan))
-	{
-		case T_CustomScan:
-			return true;
-		case T_Append:
-			children = ((Append *) plan)->appendplans;
-			break;
-		case T_MergeAppend:
-			children = ((MergeAppend *) plan)->mergeplans;
-			break;
-		case T_SubqueryScan:
-			return has_exchange(((SubqueryScan *) plan)->subplan);
-		default:
-			break;
-	}
-	foreach(lc, children)
+	if (IsA(plan, CustomScan))
+		return true;
+	foreach(lc, rx_plan_children(plan))
 		if (has_exchange(lfirst(lc)))
 			return true;
-	return has_exchange(plan->lefttree) || has_exchange(plan->righttree);
+	return false;
 }
 
 /*
@@ -270,12 +254,9 @@ query_release(RxReceiveState *r, bool pending)
 static bool
 speculation_safe(Plan *plan)
 {
-	List	   *children = NIL;
 	List	   *exprs = NIL;
 	ListCell   *lc;
 
-	if (plan == NULL)
-		return true;
 	switch (nodeTag(plan))
 	{
 		case T_SeqScan:
@@ -318,10 +299,7 @@ speculation_safe(Plan *plan)
 			exprs = list_make1(((Result *) plan)->resconstantqual);
 			break;
 		case T_Append:
-			children = ((Append *) plan)->appendplans;
-			break;
 		case T_SubqueryScan:
-			children = list_make1(((SubqueryScan *) plan)->subplan);
 			break;
 		default:
 			return false;
@@ -329,10 +307,10 @@ speculation_safe(Plan *plan)
 	exprs = lappend(lappend(exprs, plan->targetlist), plan->qual);
 	if (contain_volatile_functions((Node *) exprs))
 		return false;
-	foreach(lc, children)
+	foreach(lc, rx_plan_children(plan))
 		if (!speculation_safe(lfirst(lc)))
 			return false;
-	return speculation_safe(plan->lefttree) && speculation_safe(plan->righttree);
+	return true;
 }
 
 /* gathers by query of the plan that have not run, into *context */
