@@ -300,7 +300,73 @@ SELECT count(*) FROM t_int WHERE 100 / (v - 300) > 0;
 \set VERBOSITY default
 SELECT count(*) FROM t_int WHERE v < 100;
 
+-- ===== keyed lookups: a rescan reads the rows of its key's owner only =====
+-- A correlated subquery or a nested loop's inner side that reads a
+-- distributed table by its distribution column, in the serial part of a
+-- plan.  rx_keyed() says whether the RECEIVE read by key, whether it ran
+-- lookups here and on other members, whether it went on to gather the
+-- table, and rx_direct()'s comparison with the plain server.
+CREATE FUNCTION public.rx_keyed(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  line text; keyed bool := false; gathered bool := false; here bigint := 0; there bigint := 0;
+BEGIN
+  PERFORM set_config('search_path', 'dd, public', true);
+  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    keyed := keyed OR line LIKE '%Keyed Lookup:%';
+    gathered := gathered OR line LIKE '%Gathered:%';
+    IF line ~ 'Lookups Here: ' THEN here := here + substring(line from 'Lookups Here: (\d+)')::bigint; END IF;
+    IF line ~ 'Lookups on Other Members: ' THEN there := there + substring(line from 'Lookups on Other Members: (\d+)')::bigint; END IF;
+  END LOOP;
+  RETURN format('%s%s, lookups here: %s, on other members: %s | %s',
+                CASE WHEN keyed THEN 'keyed' ELSE 'not keyed' END,
+                CASE WHEN gathered THEN ', then gathered' ELSE '' END,
+                CASE WHEN here > 0 THEN 'some' ELSE 'none' END,
+                CASE WHEN there > 0 THEN 'some' ELSE 'none' END,
+                public.rx_direct(q));
+END $$ SET search_path = public;
+-- every key type (index and bitmap scans), a NULL key, a LATERAL join
+SELECT rx_keyed('SELECT id, (SELECT count(*) FROM t_int t WHERE t.k = r.id) FROM r WHERE id <= 12');
+SELECT rx_keyed('SELECT id, (SELECT sum(v) FROM t_big t WHERE t.k = r.id::bigint * 1000000007) FROM r WHERE id <= 12');
+SELECT rx_keyed('SELECT id, (SELECT max(s) FROM t_text t WHERE t.k = ''key'' || r.id) FROM r WHERE id <= 12');
+SELECT rx_keyed('SELECT id, (SELECT count(*) FROM t_num t WHERE t.k = r.id / 4.0) FROM r WHERE id <= 12');
+SELECT rx_keyed('SELECT id, (SELECT count(*) FROM t_uuid t WHERE t.k = md5(r.id::text)::uuid) FROM r WHERE id <= 12');
+SELECT rx_keyed('SELECT id, (SELECT count(*) FROM t_date t WHERE t.k = date ''2020-01-01'' + r.id) FROM r WHERE id <= 12');
+SELECT rx_keyed('SELECT id, (SELECT count(*) FROM t_int t WHERE t.k = NULLIF(r.id % 5, 0)) FROM r WHERE id <= 12');
+SELECT rx_keyed('SELECT r.id, x.v FROM r, LATERAL (SELECT v FROM t_int t WHERE t.k = r.id ORDER BY v LIMIT 2) x WHERE r.id < 15');
+-- more rescans than gathering the table costs: the RECEIVE gathers it
+SELECT rx_keyed('SELECT id, (SELECT count(*) FROM t_int t WHERE t.k = r.id % 200) FROM r');
+-- a transaction reads its own writes (its session on each member)
+BEGIN;
+UPDATE dd.t_int SET v = v + 1000 WHERE k IN (3, 4, 5, 6, 7);
+UPDATE dl.t_int SET v = v + 1000 WHERE k IN (3, 4, 5, 6, 7);
+SELECT rx_keyed('SELECT id, (SELECT sum(v) FROM t_int t WHERE t.k = r.id) FROM r WHERE id <= 12');
+SELECT rx_keyed('SELECT r.id, x.v FROM r, LATERAL (SELECT v FROM t_int t WHERE t.k = r.id ORDER BY v LIMIT 2) x WHERE r.id < 15');
+ROLLBACK;
+-- a generic plan: the key takes a bound parameter too
+SET plan_cache_mode = force_generic_plan;
+PREPARE keyed_p(int) AS SELECT id, (SELECT sum(v) FROM t_int t WHERE t.k = r.id + $1) FROM r WHERE id <= 12 ORDER BY id;
+EXECUTE keyed_p(5);
+DEALLOCATE keyed_p;
+RESET plan_cache_mode;
+-- a cursor fetched in batches
+BEGIN;
+DECLARE keyed_c CURSOR FOR SELECT id, (SELECT sum(v) FROM t_int t WHERE t.k = r.id) FROM r WHERE id <= 8 ORDER BY id;
+FETCH 3 FROM keyed_c;
+FETCH ALL FROM keyed_c;
+COMMIT;
+-- an error in a lookup ends the query; the next one runs
+\set VERBOSITY terse
+SELECT id, (SELECT count(*) FROM t_int t WHERE t.k = r.id AND 1 / (t.v - t.v) = 1) FROM r WHERE id <= 12;
+\set VERBOSITY default
+SELECT id, (SELECT count(*) FROM t_int t WHERE t.k = r.id) FROM r WHERE id <= 3 ORDER BY id;
+-- off: the table is gathered once, as before
+SET rdma_exchange.keyed_lookups = off;
+SELECT rx_keyed('SELECT id, (SELECT count(*) FROM t_int t WHERE t.k = r.id) FROM r WHERE id <= 12');
+RESET rdma_exchange.keyed_lookups;
+EXPLAIN (COSTS OFF) SELECT id, (SELECT count(*) FROM t_int t WHERE t.k = r.id) FROM r WHERE id <= 12;
+
 RESET search_path;
+DROP FUNCTION public.rx_keyed(text);
 DROP FUNCTION public.rx_direct_explain(text);
 DROP FUNCTION public.rx_direct_keys(text, text[]);
 DROP FUNCTION public.rx_direct(text);

@@ -278,12 +278,14 @@ value_const(Oid type, Datum value, bool isnull)
 	return makeConst(type, -1, InvalidOid, typlen, value, isnull, typbyval);
 }
 
-/* values of the parameters the fragment uses: InitPlan results */
+/*
+ * values of the parameters the fragment uses: InitPlan results, and a
+ * keyed lookup's values from the plan above (receive_keyed.c)
+ */
 static void
-fragment_params(RxReceiveState *r, Plan *fragment, EState *estate,
+fragment_params(ExprContext *econtext, Plan *fragment, EState *estate,
 				RxFragmentMsg *msg)
 {
-	ExprContext *econtext = r->css.ss.ps.ps_ExprContext;
 	int			paramid = -1;
 
 	while ((paramid = bms_next_member(fragment->extParam, paramid)) >= 0)
@@ -441,7 +443,8 @@ build_message(RxDispatch *d, RxReceiveState *r, uint64 query_id, uint64 token,
 	fs.designs = list_make2_int(r->info.exchange_id, gather_design);
 	message_body(&msg, fragment, r->css.ss.ps.state, d->members, d->nmembers,
 				 self, &fs);
-	fragment_params(r, fragment, r->css.ss.ps.state, &msg);
+	fragment_params(r->css.ss.ps.ps_ExprContext, fragment, r->css.ss.ps.state,
+					&msg);
 	msg.snapshots = snapshots;
 	rx_fragment_bind(&msg);
 	return rx_fragment_encode(&msg);
@@ -450,10 +453,13 @@ build_message(RxDispatch *d, RxReceiveState *r, uint64 query_id, uint64 token,
 /*
  * A directly dispatched query (exec/direct.c): the whole plan, for one
  * member, with no exchange.  snapshots as for a fragment, or NIL: the
- * member takes its own (rx_barrier_snapshot()).
+ * member takes its own (rx_barrier_snapshot()).  With econtext, the
+ * values of the executor parameters the plan reads (plan->extParam) go
+ * with it.
  */
 char *
-rx_direct_message(Plan *plan, EState *estate, List *snapshots)
+rx_direct_message(Plan *plan, EState *estate, List *snapshots,
+				  ExprContext *econtext)
 {
 	RxMember   *members;
 	int			nmembers = rx_get_members(&members);
@@ -464,6 +470,8 @@ rx_direct_message(Plan *plan, EState *estate, List *snapshots)
 	random_ids(&msg.query_id, &msg.token);
 	message_body(&msg, plan, estate, members, nmembers,
 				 rx_self_member_index(), &fs);
+	if (econtext != NULL)
+		fragment_params(econtext, plan, estate, &msg);
 	msg.snapshots = snapshots;
 	rx_fragment_bind(&msg);
 	return rx_fragment_encode(&msg);

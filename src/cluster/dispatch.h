@@ -45,8 +45,12 @@ extern RxSelfFragment *rx_self_fragment_start(const char *message,
 											  const char *member_name);
 extern char *rx_self_fragment_finish(RxSelfFragment *sf);
 
-/* a directly dispatched query's whole plan, for one member (exec/direct.c) */
-extern char *rx_direct_message(Plan *plan, EState *estate, List *snapshots);
+/*
+ * a directly dispatched query's whole plan, for one member (exec/direct.c);
+ * with econtext, the values of the executor parameters it reads
+ */
+extern char *rx_direct_message(Plan *plan, EState *estate, List *snapshots,
+							   ExprContext *econtext);
 extern void rx_merge_direct_report(PlanState *root, int member,
 								   const char *report);
 

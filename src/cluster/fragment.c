@@ -296,6 +296,34 @@ shipped_design(const RxFragmentMsg *msg, int exchange_id)
 	return 0;					/* keep the compiler quiet */
 }
 
+/*
+ * Executor parameters whose values the coordinator computed: InitPlan
+ * results, a keyed lookup's values from the plan above
+ */
+static void
+set_exec_params(EState *estate, RxFragmentMsg *msg)
+{
+	ListCell   *a,
+			   *b;
+
+	forboth(a, msg->param_ids, b, msg->param_values)
+	{
+		int			id = lfirst_int(a);
+		ParamExecData *prm;
+		Const	   *c = lfirst_node(Const, b);
+
+		if (id < 0 || id >= list_length(estate->es_plannedstmt->paramExecTypes))
+			ereport(ERROR,
+					(errcode(ERRCODE_PROTOCOL_VIOLATION),
+					 errmsg("plan fragment sets executor parameter %d, which its plan does not have",
+							id)));
+		prm = &estate->es_param_exec_vals[id];
+		prm->execPlan = NULL;
+		prm->value = c->constvalue;
+		prm->isnull = c->constisnull;
+	}
+}
+
 /* the coordinator's bound parameters ($1, ...), as the executor takes them */
 static ParamListInfo
 bound_params(List *values)
@@ -485,8 +513,7 @@ rx_run_fragment(const char *message)
 	RxPort	   *port;
 	QueryDesc  *qd;
 	StringInfoData report;
-	ListCell   *a,
-			   *b;
+	ListCell   *a;
 	int			save_nestlevel;
 	Snapshot	snapshot;
 
@@ -545,16 +572,7 @@ rx_run_fragment(const char *message)
 		ExecutorStart(qd, 0);
 		current_planstate = qd->planstate;
 
-		/* InitPlan values computed on the coordinator */
-		forboth(a, msg->param_ids, b, msg->param_values)
-		{
-			ParamExecData *prm = &qd->estate->es_param_exec_vals[lfirst_int(a)];
-			Const	   *c = lfirst_node(Const, b);
-
-			prm->execPlan = NULL;
-			prm->value = c->constvalue;
-			prm->isnull = c->constisnull;
-		}
+		set_exec_params(qd->estate, msg);
 
 		ExecutorRun(qd, ForwardScanDirection, 0, true);
 		rx_receive_finish_fragment(qd->planstate);
@@ -741,6 +759,7 @@ rx_execute_direct(PG_FUNCTION_ARGS)
 						 (DestReceiver *) &dest, bound_params(msg->extern_values),
 						 NULL, msg->instrument_options);
 	ExecutorStart(qd, 0);
+	set_exec_params(qd->estate, msg);
 	ExecutorRun(qd, ForwardScanDirection, 0, true);
 	ExecutorFinish(qd);
 	if (msg->instrument_options && dest.natts >= 0)

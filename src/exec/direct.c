@@ -336,7 +336,7 @@ send_plan(DirectState *st)
 	rx_direct_send(st->conn, member->name, !st->conn_in_xact,
 				   rx_direct_message(linitial(cscan->custom_plans), estate,
 									 IsolationUsesXactSnapshot() && rx_consistent_reads
-									 ? rx_cluster_snapshot(estate) : NIL),
+									 ? rx_cluster_snapshot(estate) : NIL, NULL),
 				   st->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor->natts);
 	st->finished = false;
 }

@@ -101,8 +101,8 @@ rx_make_receive(Plan *child, int exchange_id, RxReceiveKind kind,
 									   makeInteger(kind),
 									   makeInteger(materialize),
 									   makeInteger(fallback));
-	/* 4-7: merge keys, 8-11: lookup keys */
-	for (int i = 0; i < 8; i++)
+	/* 4-7: merge keys, 8-11: lookup keys, 12-14: keyed lookups */
+	for (int i = 0; i < 11; i++)
 		cscan->custom_private = lappend(cscan->custom_private, NIL);
 	return cscan;
 }
@@ -138,6 +138,18 @@ rx_receive_set_lookup(CustomScan *receive, List *cols, List *col_hash,
 	list_nth_cell(receive->custom_private, 10)->ptr_value = param_hash;
 	list_nth_cell(receive->custom_private, 11)->ptr_value = collations;
 	receive->custom_exprs = param_exprs;
+}
+
+void
+rx_receive_set_keyed(CustomScan *receive, Plan *keyed, Expr *value, Oid relid,
+					 int remote_max)
+{
+	receive->custom_plans = list_make1(keyed);
+	list_nth_cell(receive->custom_private, 12)->ptr_value = value;
+	list_nth_cell(receive->custom_private, 13)->ptr_value =
+		list_make1_oid(relid);
+	list_nth_cell(receive->custom_private, 14)->ptr_value =
+		list_make1_int(remote_max);
 }
 
 bool
@@ -215,6 +227,11 @@ rx_receive_info(CustomScan *cscan, RxReceiveInfo *info)
 		info->lookup_collations[i] = lfirst_oid(d);
 		i++;
 	}
+	info->keyed_value = (Expr *) list_nth(p, 12);
+	info->keyed_relid = info->keyed_value
+		? linitial_oid((List *) list_nth(p, 13)) : InvalidOid;
+	info->keyed_remote_max = info->keyed_value
+		? linitial_int((List *) list_nth(p, 14)) : 0;
 }
 
 /*
@@ -300,6 +317,7 @@ rx_exec_init(void)
 	rx_shuffle_register();
 	rx_receive_register();
 	rx_receive_query_init();
+	rx_receive_keyed_init();
 	rx_portal_init();
 }
 

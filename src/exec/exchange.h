@@ -84,6 +84,10 @@ typedef struct RxReceiveInfo
 	Oid		   *lookup_col_hash;	/* hash functions of the columns */
 	Oid		   *lookup_param_hash;	/* ... of the looked-up values */
 	Oid		   *lookup_collations;
+	/* fallback keyed by the distribution column (receive_keyed.c) */
+	Expr	   *keyed_value;	/* the key's value, from the plan's params */
+	Oid			keyed_relid;	/* the table it is the distribution key of */
+	int			keyed_remote_max;	/* remote lookups before gathering */
 } RxReceiveInfo;
 
 extern CustomScan *rx_make_shuffle(Plan *child, int exchange_id, RxRoute route,
@@ -101,6 +105,15 @@ extern void rx_receive_set_merge(CustomScan *receive, int nkeys,
 extern void rx_receive_set_lookup(CustomScan *receive, List *cols,
 								  List *col_hash, List *param_hash,
 								  List *collations, List *param_exprs);
+
+/*
+ * A fallback gather whose rows each rescan can read from one member: the
+ * keyed fragment (the receive's custom_plans) returns the rows whose
+ * distribution column of relid equals value, on value's owner; after
+ * remote_max lookups on other members the table is gathered instead.
+ */
+extern void rx_receive_set_keyed(CustomScan *receive, Plan *keyed, Expr *value,
+								 Oid relid, int remote_max);
 
 extern bool rx_is_shuffle(Plan *plan);
 extern bool rx_is_receive(Plan *plan);

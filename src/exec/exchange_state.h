@@ -93,6 +93,9 @@ typedef struct RxReceiveState
 	struct pg_conn **query_conns;	/* ... on these, per member */
 	bool	   *query_in_xact;	/* ... the transaction's session there */
 
+	/* a fallback keyed by the distribution column, or NULL */
+	struct RxKeyed *keyed;
+
 	RxExchangeNodeStats stats;
 } RxReceiveState;
 
@@ -104,6 +107,17 @@ extern TupleTableSlot *rx_receive_query_next(RxReceiveState *r);
 extern void rx_receive_query_reset(RxReceiveState *r, bool rescan);
 extern void rx_receive_query_explain(RxReceiveState *r, ExplainState *es);
 extern void rx_receive_query_init(void);
+
+/* receive_keyed.c: a fallback gather read by key, per rescan (see there) */
+typedef struct RxKeyed RxKeyed;
+extern bool rx_keyed_lookups;
+extern void rx_receive_keyed_begin(RxReceiveState *r, EState *estate, int eflags);
+extern bool rx_receive_keyed_active(RxReceiveState *r);
+extern TupleTableSlot *rx_receive_keyed_next(RxReceiveState *r);
+extern bool rx_receive_keyed_rescan(RxReceiveState *r);
+extern void rx_receive_keyed_end(RxReceiveState *r);
+extern void rx_receive_keyed_explain(RxReceiveState *r, ExplainState *es);
+extern void rx_receive_keyed_init(void);
 
 /* EXPLAIN ANALYZE lines for one exchange node */
 extern void rx_explain_member_stats(RxExchangeNodeStats *stats, bool send,

@@ -100,6 +100,7 @@ receive_begin(CustomScanState *node, EState *estate, int eflags)
 												EXEC_FLAG_BACKWARD |
 												EXEC_FLAG_MARK));
 	r->by_query = rx_receive_by_query(r);
+	rx_receive_keyed_begin(r, estate, eflags);
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
 
@@ -431,6 +432,8 @@ receive_access(ScanState *ss)
 	RxReceiveState *r = (RxReceiveState *) ss;
 	TupleTableSlot *slot;
 
+	if (rx_receive_keyed_active(r))
+		return rx_receive_keyed_next(r);
 	if (r->lookup)
 		return receive_lookup(r);
 	if (r->replaying)
@@ -521,6 +524,7 @@ receive_end(CustomScanState *node)
 		tuplestore_end(r->local_rows);
 	if (r->store)
 		tuplestore_end(r->store);
+	rx_receive_keyed_end(r);
 	ExecEndNode(outerPlanState(node));
 }
 
@@ -533,6 +537,8 @@ receive_rescan(CustomScanState *node)
 											 fragment->extParam);
 
 	ExecScanReScan(&node->ss);
+	if (rx_receive_keyed_active(r) && rx_receive_keyed_rescan(r))
+		return;
 	if (r->lookup && !params_changed)
 	{
 		/* a fallback has no parameters of its own: its rows stay */
@@ -706,6 +712,8 @@ receive_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyText("Gather", r->info.nsortkeys > 0 ? "ordered merge" : "unordered", es);
 		ExplainPropertyInteger("Members", NULL, n, es);
 	}
+	if (r->keyed != NULL)
+		rx_receive_keyed_explain(r, es);
 	if (r->by_query)
 		rx_receive_query_explain(r, es);
 	else

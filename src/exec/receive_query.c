@@ -206,7 +206,8 @@ query_send(RxReceiveState *r)
 	}
 	message = rx_direct_message(bounded_fragment(outerPlan(shuffle), si.tuples_needed),
 								estate,
-								rx_consistent_reads ? rx_cluster_snapshot(estate) : NIL);
+								rx_consistent_reads ? rx_cluster_snapshot(estate) : NIL,
+								NULL);
 
 	/*
 	 * After this transaction wrote, a member's part runs in its session of
@@ -323,7 +324,9 @@ unsent_gathers(PlanState *ps, void *context)
 	{
 		RxReceiveState *r = (RxReceiveState *) ps;
 
-		if (r->by_query && !r->query_sent && r->query_rows == NULL)
+		/* a keyed gather reads by key; its gather may never run */
+		if (r->by_query && !r->query_sent && r->query_rows == NULL &&
+			!rx_receive_keyed_active(r))
 			*(List **) context = lappend(*(List **) context, r);
 	}
 	return planstate_tree_walker(ps, unsent_gathers, context);
