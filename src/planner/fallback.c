@@ -264,16 +264,16 @@ table_rows(Oid relid, int nmembers)
 /*
  * Remote lookups a keyed gather makes before it gathers the table instead
  * (receive_keyed.c).  A lookup on another member costs a round trip (0.2
- * to 0.3 ms on loopback); gathering a table costs a few milliseconds and
- * about a five-hundredth of a lookup per row (80,000 short rows in 30 ms
- * against 0.23 ms a lookup, 3 members on 2 cores).  Switching once the
- * lookups have cost what the gather would keeps either path within about
+ * to 0.3 ms on loopback); gathering a table costs about a thousandth of
+ * a lookup per row (80,000 short rows in 20 ms against 0.2 ms a lookup,
+ * 3 members on 2 cores).  Switching once the lookups have cost what the
+ * gather would keeps either path within about
  * twice the better one, whatever the number of rescans turns out to be.
  */
 static int
 keyed_remote_max(Oid relid, int nmembers)
 {
-	return (int) Min(16 + table_rows(relid, nmembers) / 500, (double) INT_MAX);
+	return (int) Min(16 + table_rows(relid, nmembers) / 1000, (double) INT_MAX);
 }
 
 /*
@@ -342,6 +342,7 @@ set_keyed(RxPlanContext *ctx, CustomScan *receive, Scan *scan,
 	RxTableDist dist;
 	Expr	   *value = NULL;
 	Bitmapset  *params = NULL;
+	int			remote_max;
 	ListCell   *lc;
 
 	if ((!IsA(scan, IndexScan) && !IsA(scan, BitmapHeapScan)) ||
@@ -366,6 +367,10 @@ set_keyed(RxPlanContext *ctx, CustomScan *receive, Scan *scan,
 	}
 	if (value == NULL)
 		return;
+	remote_max = keyed_remote_max(rte->relid, ctx->nmembers);
+	/* a nested loop expected to look up more keys than that: gather */
+	if (ctx->rescans * (ctx->nmembers - 1) / Max(ctx->nmembers, 1) > remote_max)
+		return;
 
 	if (IsA(scan, IndexScan))
 	{
@@ -389,8 +394,7 @@ set_keyed(RxPlanContext *ctx, CustomScan *receive, Scan *scan,
 	keyed->total_cost = scan->plan.total_cost;
 	if (!keyed_tree(ctx, keyed, &params))
 		return;
-	rx_receive_set_keyed(receive, keyed, value, rte->relid,
-						 keyed_remote_max(rte->relid, ctx->nmembers));
+	rx_receive_set_keyed(receive, keyed, value, rte->relid, remote_max);
 }
 
 /* the index order of an index scan, as sort keys on table columns */

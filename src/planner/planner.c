@@ -446,6 +446,17 @@ rewrite_serial(RxPlanContext *ctx, Plan *plan)
 		return rx_fallback_scan(ctx, (Scan *) plan);
 
 	plan->parallel_aware = false;
+	if (IsA(plan, NestLoop))
+	{
+		/* the inner side runs once per outer row (keyed lookups, fallback.c) */
+		double		saved = ctx->rescans;
+
+		plan->lefttree = rewrite_serial(ctx, plan->lefttree);
+		ctx->rescans = saved * Max(plan->lefttree->plan_rows, 1);
+		plan->righttree = rewrite_serial(ctx, plan->righttree);
+		ctx->rescans = saved;
+		return plan;
+	}
 	rx_map_plan_children(ctx, plan, rewrite_serial);
 	return plan;
 }
@@ -489,6 +500,7 @@ rx_distribute(PlannedStmt *stmt, int nmembers)
 		max_node_id_walker(lfirst(lc), &max_id);
 	ctx.next_node_id = max_id + 1;
 
+	ctx.rescans = 1;
 	stmt->planTree = rewrite_serial(&ctx, rx_below_gathers(&ctx, stmt->planTree));
 	foreach(lc, stmt->subplans)
 		lfirst(lc) = rewrite_serial(&ctx, rx_below_gathers(&ctx, lfirst(lc)));

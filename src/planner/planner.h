@@ -18,6 +18,7 @@ typedef struct RxPlanContext
 	int			nmembers;
 	int			next_node_id;
 	Bitmapset  *result_rtis;	/* targets of DML: never rewritten */
+	double		rescans;		/* expected runs of the part being rewritten */
 } RxPlanContext;
 
 /* partial_agg.c: a Finalize Agg over its Partial Agg as one Agg */
