@@ -62,9 +62,10 @@
  *	in the stream (0, 1, ...: message seq goes into lent buffer seq), then
  *	24 bytes: uint64 remote address, uint64 key, uint32 buffer id, uint32
  *	zero.  The sender writes message seq there with RDMA Write with
- *	immediate data; the immediate is the buffer id (low 32 bits) and the
- *	message length, header included (high 32 bits).  88 bytes.  An ACK's
- *	credit never exceeds the buffers lent before it.
+ *	immediate data; the immediate is the buffer id, 32 bits (verbs
+ *	carries 4 bytes of immediate data, no more); the message's length is
+ *	its header's payload_len.  88 bytes.  An ACK's credit never exceeds
+ *	the buffers lent before it.
  *
  * Buffers hold messages in wire format; the worker and the backends read
  * and write the header through the RX_LE* accessors only.

@@ -7,8 +7,8 @@
  * The receiver lends empty buffers of its pool to the sender (LEND:
  * address, key, buffer id), one per credit, so the sender's free ring
  * holds exactly its credit; the sender writes a message straight into the
- * next lent buffer with the buffer id and length as immediate data (see
- * transmit()), which the receiver's CQ reports.  A write is checked against
+ * next lent buffer with the buffer id as immediate data (see transmit()),
+ * which the receiver's CQ reports; the message's header gives its length.  A write is checked against
  * the buffer it lands in: it must be one lent for that very stream and
  * sequence number.
  *
@@ -120,30 +120,33 @@ handle_lend(WPort *w, int sidx, const RxHeader *h, const RxWireLend *lend)
 
 /*
  * semq_wr: a sender wrote a message into a buffer we lent it; the
- * immediate data says which buffer and how long.  It must be one we lent
- * for that very stream and sequence number.
+ * immediate data says which buffer (32 bits: all that verbs carries), the
+ * message's header how long.  It must be one we lent for that very stream
+ * and sequence number.
  */
 void
 write_done(uint64 imm)
 {
 	int			b = (int) (imm & 0xFFFFFFFF);
-	Size		len = (Size) (imm >> 32);
+	Size		len;
 	RxHeader	h;
 	WPort	   *w;
 	WRecv	   *wr;
 	int			ridx;
 
-	if (b < 0 || b >= nbuf || bufpool_class_of(b) != RX_BUF_LARGE ||
-		!wbufs[b].lent || len < RX_WIRE_HEADER_SIZE || len > msg_size[RX_EP_RELIABLE])
+	if ((imm >> 32) != 0 || b < 0 || b >= nbuf ||
+		bufpool_class_of(b) != RX_BUF_LARGE || !wbufs[b].lent)
 	{
 		/* late writes into quarantined buffers end here too */
 		rx_count(RXC_BAD_HEADER_DROPPED, 1);
 		return;
 	}
 	rx_header_decode(buf_header(b), &h);
+	len = RX_WIRE_HEADER_SIZE + (Size) h.payload_len;
 	rx_count(RXC_DATAGRAMS_RECEIVED, 1);
 	rx_count(RXC_BYTES_RECEIVED, len);
-	if (!header_valid(&h, len) || h.type != RX_WIRE_DATA ||
+	if (len > msg_size[RX_EP_RELIABLE] || !header_valid(&h, len) ||
+		h.type != RX_WIRE_DATA ||
 		(w = receiving_port(&h, &ridx)) == NULL ||
 		bufpool_desc(b)->owner != w->sh->slot || bufpool_desc(b)->owner_gen != w->gen ||
 		(wr = WRECV(w, ridx, h.src_member))->design != RX_DESIGN_SEMQ_WR ||

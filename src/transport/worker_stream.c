@@ -108,8 +108,7 @@ transmit(WPort *w, WSend *ws, int b, int dst, bool retransmission)
 				Assert(wbufs[b].seq < ws->lent_known);
 				rb = &ws->ring[wbufs[b].seq % ws->ring_size];
 				ret = rx_fabric_write_imm(ws->ep, b, hdr, len, to,
-										  rb->addr, rb->key,
-										  (uint64) rb->bufid | ((uint64) len << 32));
+										  rb->addr, rb->key, (uint64) rb->bufid);
 			}
 			break;
 		default:
