@@ -34,6 +34,9 @@
 #   PGBIN           PostgreSQL bindir (default: $(pg_config --bindir))
 #   RX_CLUSTER_CONF extra postgresql.conf lines, added when a member is
 #                   initialized
+#   RX_FABRIC_HOST  the host part of the members' fabric addresses
+#                   (default 127.0.0.1; test/rdma's guest uses its rxe
+#                   device's 10.99.0.1)
 #   RX_TEST_USER    user the servers run as when started by root (rdmax)
 set -euo pipefail
 
@@ -104,7 +107,7 @@ init_member() {
 		|| die "initdb of member $i in $pgdata failed"
 	local rx_conf="shared_preload_libraries = 'rdma_exchange'
 rdma_exchange.fabric_provider = 'udp'
-rdma_exchange.fabric_address = '127.0.0.1:$((port + 100))'
+rdma_exchange.fabric_address = '${RX_FABRIC_HOST:-127.0.0.1}:$((port + 100))'
 rdma_exchange.cluster_key = '$key'"
 	[ "$plain" = 0 ] || rx_conf="# plain server: no rdma_exchange"
 	rx_as_user tee -a "$pgdata/postgresql.conf" >/dev/null <<EOF
@@ -187,7 +190,7 @@ cmd_start() {
 		if [ "$plain" = 1 ]; then
 			echo "single server started on port $baseport"
 		else
-			echo "member $i started on port $((baseport + i)) (fabric 127.0.0.1:$((baseport + 100 + i)))"
+			echo "member $i started on port $((baseport + i)) (fabric ${RX_FABRIC_HOST:-127.0.0.1}:$((baseport + 100 + i)))"
 		fi
 	done
 

@@ -80,6 +80,13 @@ else
 	echo "install-deps.sh: all packages present"
 fi
 
+# test/rdma/guest.sh finds the kernel package it downloads through apt's
+# package lists, which a machine that had every package may not have
+if ! apt-cache depends linux-image-amd64 2>/dev/null | grep -q 'Depends: linux-image-[0-9]'; then
+	echo "install-deps.sh: updating apt's package lists (test/rdma/guest.sh looks up linux-image-amd64 there)"
+	"${sudo[@]}" apt-get update || echo "install-deps.sh: apt-get update failed; the verbs tests will not find their kernel" >&2
+fi
+
 if [ "$(id -u)" -eq 0 ] && ! id "$test_user" >/dev/null 2>&1; then
 	echo "install-deps.sh: creating system user $test_user"
 	useradd --system --user-group --create-home --home-dir "/var/lib/$test_user" \

@@ -6,7 +6,8 @@
 #   bash test/run-tests.sh [NAME...]
 #
 # NAMEs restrict the run to those suites (sql/NAME.sql) and TAP tests
-# (test/t/NAME.pl); 00_setup runs before any suite.  The differential suite
+# (test/t/NAME.pl), and "verbs" to the tests on Soft-RoCE in a qemu guest
+# (test/rdma/verbs-tests.sh, last); 00_setup runs before any suite.  The differential suite
 # runs once more per transport design (20_differential[DESIGN], in a
 # database of its own with rdma_exchange.transport_design set), the
 # failure tests once more per design over reliable connections
@@ -254,6 +255,21 @@ for run in "${tap_runs[@]}"; do
 		done
 	fi
 done
+
+# --- on a real RDMA device: Soft-RoCE in a qemu guest (test/rdma) ----------------
+# The guest runs this machine's own root file system, the installed
+# extension included; it must start: a machine that cannot run it fails
+# here, loudly, rather than skip the verbs tests.
+if wanted verbs; then
+	section "verbs: the reliable designs on Soft-RoCE (test/rdma/verbs-tests.sh in a qemu guest)"
+	if RX_GUEST_TIMEOUT=${RX_GUEST_TIMEOUT:-2400} bash "$here/rdma/guest.sh" run bash test/rdma/verbs-tests.sh; then
+		passed=$((passed + 1))
+	else
+		echo "run-tests.sh: the verbs tests failed, or the Soft-RoCE guest could not run (test/rdma/README.md)" >&2
+		failed=$((failed + 1))
+		failed_names+=("verbs")
+	fi
+fi
 
 section "summary"
 if [ ${#failed_names[@]} -gt 0 ]; then

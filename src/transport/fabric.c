@@ -431,16 +431,26 @@ rx_fabric_open(int e, int provider, const char *address, char *region,
 	f->wait_fd = -1;
 	strlcpy(f->host, host, sizeof(f->host));
 	strlcpy(f->service, service, sizeof(f->service));
-	if (provider == RX_PROVIDER_AUTO)
+	if (provider == RX_PROVIDER_AUTO && e == RX_EP_DGRAM)
 	{
-		/* verbs when an RDMA device is there, otherwise udp or tcp */
-		const char *fallback = e == RX_EP_DGRAM ? "udp" : "tcp;ofi_rxm";
-
-		tried = e == RX_EP_DGRAM ? "verbs, then udp" : "verbs;ofi_rxm, then tcp;ofi_rxm";
+		/*
+		 * udp, also where an RDMA device is: verbs' UD endpoint opens but
+		 * cannot find its peers by host:port (its address vector takes raw
+		 * endpoint names: GID and QP number), so until members exchange
+		 * those the datagram designs run over UDP on the device's IP
+		 * interface, and the reliable endpoint takes verbs
+		 */
+		tried = "udp";
+		f->fi = fabric_getinfo(e, "udp", host, service, recv_depth, &err);
+	}
+	else if (provider == RX_PROVIDER_AUTO)
+	{
+		/* verbs when an RDMA device is there, otherwise tcp */
+		tried = "verbs;ofi_rxm, then tcp;ofi_rxm";
 		f->fi = fabric_getinfo(e, provider_name(e, RX_PROVIDER_VERBS), host,
 							   service, recv_depth, &err);
 		if (f->fi == NULL)
-			f->fi = fabric_getinfo(e, fallback, host, service, recv_depth, &err);
+			f->fi = fabric_getinfo(e, "tcp;ofi_rxm", host, service, recv_depth, &err);
 	}
 	else
 	{

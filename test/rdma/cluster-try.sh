@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # test/rdma/cluster-try.sh: runs inside the guest (test/rdma/guest.sh run
 # bash test/rdma/cluster-try.sh): a first try of a local 3-member cluster
-# whose transport runs on rxe0 (fabric_provider and reliable_provider
-# verbs, fabric addresses on dummy0's 10.99.0.1).  Not a test yet: it
-# prints what each transport design does with one shuffling query and the
-# members' log lines about the transport, and exits non-zero when a
-# design's answer differs from the expected one.
+# whose transport runs on rxe0 (reliable_provider verbs, fabric addresses
+# on dummy0's 10.99.0.1).  It checks that every member's reliable endpoint
+# opened on verbs;ofi_rxm, prints what each transport design does with one
+# shuffling query and the members' log lines about the transport, and
+# exits non-zero when a design's answer differs from the expected one
+# (verbs-tests.sh runs it in make test).
 #
 #   RX_TRY_DESIGNS  designs to try (default: all eight)
 #   RX_TRY_TIMEOUT  statement_timeout of each query, seconds (default 30)
@@ -22,19 +23,26 @@ cl=(bash "$repo/test/cluster.sh")
 # (rxm sizes its CQ for FI_UNIVERSE_SIZE peers, by default more than rxe
 # allows: the transport worker sets it when an RDMA device is present)
 
-"${cl[@]}" start "$dir" 3 "$port" >/dev/null || { echo "cluster-try: init failed"; exit 1; }
-"${cl[@]}" stop "$dir" >/dev/null
-for i in 0 1 2; do
-	conf=$dir/m$i/postgresql.conf
-	sed -i -e "s/^rdma_exchange.fabric_provider = .*/rdma_exchange.fabric_provider = '${RX_TRY_DGRAM:-verbs}'/" \
-		-e "s/^rdma_exchange.fabric_address = '127.0.0.1:/rdma_exchange.fabric_address = '10.99.0.1:/" "$conf"
-	echo "rdma_exchange.reliable_provider = 'verbs'" >>"$conf"
-done
-grep -h '^rdma_exchange\.\(fabric\|reliable\)' "$dir"/m0/postgresql.conf
+# the members' fabric addresses on rxe0's interface; the reliable
+# endpoints on verbs (verbs;ofi_rxm), the datagram endpoint on
+# RX_TRY_DGRAM's provider
+export RX_FABRIC_HOST=10.99.0.1
+export RX_CLUSTER_CONF="rdma_exchange.fabric_provider = '${RX_TRY_DGRAM:-verbs}'
+rdma_exchange.reliable_provider = 'verbs'"
 if ! "${cl[@]}" start "$dir" 3 "$port" rxtry; then
 	"${cl[@]}" logs "$dir" 30
 	exit 1
 fi
+grep -h '^rdma_exchange\.\(fabric\|reliable\)' "$dir"/m0/postgresql.conf
+# every member's reliable endpoint opened on verbs, not on a fallback
+for i in 0 1 2; do
+	if ! grep -q 'reliable endpoint at .*(provider verbs;ofi_rxm' "$dir/m$i.log"; then
+		echo "cluster-try: member $i did not open its reliable endpoint on verbs;ofi_rxm:"
+		grep -hiE 'endpoint|fabric|verbs' "$dir/m$i.log" | head -10
+		"${cl[@]}" stop "$dir" >/dev/null 2>&1
+		exit 1
+	fi
+done
 psql0() { "${cl[@]}" psql "$dir" 0 -d rxtry -X -At "$@"; }
 
 echo "== members' transport log lines"
