@@ -244,6 +244,11 @@ if ! mount -t overlay overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/
 	done
 	chmod 1777 /newroot/var/tmp
 fi
+# the repository may live under a directory that gets a fresh tmpfs below
+# (a clone in /tmp): hold it aside and put it back over that tmpfs
+repo=${script%/test/rdma/guest.sh}
+mkdir -p /hold
+mount -o bind "/newroot$repo" /hold || fail "cannot bind the repository $repo"
 mount -t proc proc /newroot/proc
 mount -t sysfs sysfs /newroot/sys
 mount -t devtmpfs devtmpfs /newroot/dev
@@ -257,6 +262,8 @@ chmod 1777 /newroot/run/lock
 mount -t 9p -o "$opts" rxio /newroot/run/rxio || fail "cannot mount the run directory over 9p"
 mkdir -p /newroot/lib/modules 2>/dev/null
 mount -o bind "/newroot$mods" /newroot/lib/modules || fail "cannot bind the modules"
+mkdir -p "/newroot$repo" 2>/dev/null
+mount --move /hold "/newroot$repo" || fail "cannot put the repository $repo back"
 echo 1 >/proc/sys/kernel/sysrq
 exec switch_root /newroot /bin/bash "$script" __stage2
 EOF
