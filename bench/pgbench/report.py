@@ -28,6 +28,7 @@ SCRIPTS = [
     ("top10", "ORDER BY aid DESC LIMIT 10", "latency"),
     ("range100", "aid BETWEEN x AND x + 100", "latency"),
     ("in3", "aid IN (3 random keys)", "latency"),
+    ("lookup20", "20 accounts looked up by a correlated subquery", "latency"),
     ("new_session", "point lookup, first statement of a new session", "latency"),
 ]
 

@@ -29,6 +29,9 @@
 #   top10          ORDER BY aid DESC LIMIT 10, 1 client
 #   range100       sum(abalance) over 100 consecutive aids, 1 client
 #   in3            3 random aids in an IN list (spanning members), 1 client
+#   lookup20       a correlated subquery looking up 20 accounts by aid, one
+#                  per teller of a random range of 20 tellers (keyed
+#                  lookups from the serial part of a plan), 1 client
 #   new_session    a point lookup as a new session's first statement
 #                  (pgbench -C), 1 client
 #
@@ -64,7 +67,7 @@ base=${RX_PGB_PORT:-56700}
 dir=${RX_PGB_DIR:-/tmp/rx_pgbench_bench}
 out=${RX_PGB_OUT:-$here/results}
 sizes=${RX_PGB_SIZES:-1 2 3}
-scripts=${RX_PGB_SCRIPTS:-point_1c select_4c select_spread simple_update tpcb minmax top10 range100 in3 new_session}
+scripts=${RX_PGB_SCRIPTS:-point_1c select_4c select_spread simple_update tpcb minmax top10 range100 in3 lookup20 new_session}
 nclients=${RX_PGB_CLIENTS:-4}
 ncpu=$(nproc)
 db=bench
@@ -77,7 +80,7 @@ for n in $sizes; do
 done
 for s in $scripts; do
 	case $s in
-		point_1c|select_4c|select_spread|simple_update|tpcb|minmax|top10|range100|in3|new_session) ;;
+		point_1c|select_4c|select_spread|simple_update|tpcb|minmax|top10|range100|in3|lookup20|new_session) ;;
 		*) echo "run.sh: unknown script '$s' in RX_PGB_SCRIPTS" >&2; exit 1 ;;
 	esac
 done
@@ -188,6 +191,11 @@ cat > "$dir/scripts/in3.sql" <<EOF
 \\set b random(1, $accounts)
 \\set c random(1, $accounts)
 SELECT aid, abalance FROM pgbench_accounts WHERE aid IN (:a, :b, :c);
+EOF
+cat > "$dir/scripts/lookup20.sql" <<EOF
+\\set t random(1, $((scale * 10 - 19)))
+SELECT sum((SELECT abalance FROM pgbench_accounts a WHERE a.aid = t.tid * 997))
+  FROM pgbench_tellers t WHERE t.tid BETWEEN :t AND :t + 19;
 EOF
 cat > "$dir/scripts/point.sql" <<EOF
 \\set aid random(1, $accounts)
