@@ -63,10 +63,15 @@ struct RxKeyed
 	uint64		remote;			/* ... on other members */
 	uint64		switched_after; /* remote lookups before the gather, or 0 */
 
+	RxMember   *members;
+	int			nmembers;
+	int			self;
+
 	/* reading a member's rows */
 	RxTextRows *text_rows;
 	TupleTableSlot *text_slot;
 	MemoryContext row_cxt;
+	MemoryContext lookup_cxt;	/* a remote lookup's message and the like */
 	char	   *what;
 };
 
@@ -95,6 +100,12 @@ rx_receive_keyed_begin(RxReceiveState *r, EState *estate, int eflags)
 	k->row_cxt = AllocSetContextCreate(CurrentMemoryContext,
 									   "rdma_exchange keyed row",
 									   ALLOCSET_SMALL_SIZES);
+	/* reset by every remote lookup: a rescan may run millions of times */
+	k->lookup_cxt = AllocSetContextCreate(CurrentMemoryContext,
+										  "rdma_exchange keyed lookup",
+										  ALLOCSET_DEFAULT_SIZES);
+	k->nmembers = rx_get_members(&k->members);
+	k->self = rx_self_member_index();
 	k->what = psprintf("keyed lookup of exchange %d failed",
 					   r->info.exchange_id);
 }
@@ -118,15 +129,9 @@ run_here(RxReceiveState *r)
 		ExecReScan(k->fragment);
 	k->local_started = true;
 	if (rx_consistent_reads && k->snapshot == NULL)
-	{
-		int			self = rx_self_member_index();
-		RxMember   *members;
-
-		(void) rx_get_members(&members);
 		k->snapshot = RegisterSnapshot(rx_cluster_snapshot_restore(strVal(list_nth(rx_cluster_snapshot(estate),
-																					self)),
-																   members[self].name));
-	}
+																				k->self)),
+																   k->members[k->self].name));
 	if (k->snapshot != NULL)
 		estate->es_snapshot = k->snapshot;
 	PG_TRY();
@@ -150,18 +155,23 @@ run_here(RxReceiveState *r)
 	k->local++;
 }
 
-/* the lookup on member m: one round trip */
+/*
+ * The lookup on member m: one round trip.  What it allocates besides the
+ * rows (the message, the rows' text) goes with k->lookup_cxt, reset here.
+ */
 static void
 run_there(RxReceiveState *r, int m)
 {
 	RxKeyed    *k = r->keyed;
 	EState	   *estate = r->css.ss.ps.state;
-	RxMember   *members;
+	RxMember   *members = k->members;
 	PGconn	   *conn;
 	bool		in_xact;
 	char	   *message;
+	MemoryContext old_cxt;
 
-	(void) rx_get_members(&members);
+	MemoryContextReset(k->lookup_cxt);
+	old_cxt = MemoryContextSwitchTo(k->lookup_cxt);
 	message = rx_direct_message(linitial(((CustomScan *) r->css.ss.ps.plan)->custom_plans),
 								estate,
 								rx_consistent_reads ? rx_cluster_snapshot(estate) : NIL,
@@ -173,7 +183,6 @@ run_there(RxReceiveState *r, int m)
 		conn = rx_pool_get(&members[m]);
 	rx_direct_send(conn, members[m].name, !in_xact, message,
 				   k->text_slot->tts_tupleDescriptor->natts);
-	pfree(message);
 	for (;;)
 	{
 		MemoryContext old = MemoryContextSwitchTo(k->row_cxt);
@@ -194,6 +203,7 @@ run_there(RxReceiveState *r, int m)
 		rx_xact_fragment_done(conn);
 	else
 		rx_pool_put(conn, true);
+	MemoryContextSwitchTo(old_cxt);
 	if (++k->remote >= (uint64) r->info.keyed_remote_max)
 		k->switch_pending = true;
 }
@@ -209,8 +219,6 @@ rx_receive_keyed_next(RxReceiveState *r)
 		ExprContext *econtext = r->css.ss.ps.ps_ExprContext;
 		bool		isnull;
 		Datum		value;
-		RxMember   *members;
-		int			nmembers = rx_get_members(&members);
 		int			owner;
 
 		k->ran = true;
@@ -218,8 +226,9 @@ rx_receive_keyed_next(RxReceiveState *r)
 		/* a strict equality with NULL: no row (fallback.c checks strictness) */
 		if (!isnull)
 		{
-			owner = rx_member_of_key(r->info.keyed_relid, value, false, nmembers);
-			if (owner == rx_self_member_index())
+			owner = rx_member_of_key(r->info.keyed_relid, value, false,
+									 k->nmembers);
+			if (owner == k->self)
 				run_here(r);
 			else
 				run_there(r, owner);
