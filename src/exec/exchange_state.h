@@ -108,6 +108,9 @@ extern void rx_receive_query_reset(RxReceiveState *r, bool rescan);
 extern void rx_receive_query_explain(RxReceiveState *r, ExplainState *es);
 extern void rx_receive_query_init(void);
 
+/* the plan below ps reads with snap from now on (bitmap scans too) */
+extern void rx_planstate_use_snapshot(PlanState *ps, Snapshot snap);
+
 /* receive_keyed.c: a fallback gather read by key, per rescan (see there) */
 typedef struct RxKeyed RxKeyed;
 extern bool rx_keyed_lookups;

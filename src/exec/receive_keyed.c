@@ -133,7 +133,7 @@ run_here(RxReceiveState *r)
 																				k->self)),
 																   k->members[k->self].name));
 	if (k->snapshot != NULL)
-		estate->es_snapshot = k->snapshot;
+		rx_planstate_use_snapshot(k->fragment, k->snapshot);
 	PG_TRY();
 	{
 		for (;;)

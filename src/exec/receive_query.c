@@ -35,6 +35,7 @@
  */
 #include "postgres.h"
 
+#include "access/relscan.h"
 #include "access/xact.h"
 #include "executor/executor.h"
 #include "libpq-fe.h"
@@ -133,6 +134,35 @@ bounded_fragment(Plan *fragment, int tuples_needed)
 	return &limit->plan;
 }
 
+static bool
+use_snapshot_walker(PlanState *ps, void *context)
+{
+	if (ps == NULL)
+		return false;
+	if (IsA(ps, BitmapHeapScanState) && ((ScanState *) ps)->ss_currentScanDesc != NULL)
+		((ScanState *) ps)->ss_currentScanDesc->rs_snapshot = (Snapshot) context;
+	else if (IsA(ps, BitmapIndexScanState) &&
+			 ((BitmapIndexScanState *) ps)->biss_ScanDesc != NULL)
+		((BitmapIndexScanState *) ps)->biss_ScanDesc->xs_snapshot = (Snapshot) context;
+	return planstate_tree_walker(ps, use_snapshot_walker, context);
+}
+
+/*
+ * Make the plan below ps read with snap.  Scans open their table and
+ * index scans when they first run, with estate->es_snapshot, which the
+ * caller sets; but PostgreSQL 15 opens a bitmap scan's heap and index
+ * scans when the plan is initialized, with the statement's snapshot.
+ * Before they read anything, they take snap too.
+ */
+void
+rx_planstate_use_snapshot(PlanState *ps, Snapshot snap)
+{
+	EState	   *estate = ps->state;
+
+	estate->es_snapshot = snap;
+	(void) use_snapshot_walker(ps, (void *) snap);
+}
+
 /*
  * This member's part, in this backend, with this member's share of the
  * cluster snapshot (NIL: the statement's own), into store.
@@ -151,7 +181,7 @@ run_here(RxReceiveState *r, List *snapshots, int self, const char *name,
 	{
 		snap = RegisterSnapshot(rx_cluster_snapshot_restore(strVal(list_nth(snapshots, self)),
 															name));
-		estate->es_snapshot = snap;
+		rx_planstate_use_snapshot(fragment, snap);
 	}
 	PG_TRY();
 	{
