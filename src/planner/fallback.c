@@ -345,8 +345,7 @@ set_keyed(RxPlanContext *ctx, CustomScan *receive, Scan *scan,
 	int			remote_max;
 	ListCell   *lc;
 
-	if ((!IsA(scan, IndexScan) && !IsA(scan, BitmapHeapScan)) ||
-		(!IsA(frag, SeqScan) && !IsA(frag, IndexScan)))
+	if (!IsA(scan, IndexScan) && !IsA(scan, BitmapHeapScan))
 		return;
 	rx_table_distribution(rte->relid, &dist);
 	if (dist.method != RX_DIST_HASH)
@@ -372,26 +371,12 @@ set_keyed(RxPlanContext *ctx, CustomScan *receive, Scan *scan,
 	if (ctx->rescans * (ctx->nmembers - 1) / Max(ctx->nmembers, 1) > remote_max)
 		return;
 
-	if (IsA(scan, IndexScan))
-	{
-		IndexScan  *iscan = (IndexScan *) scan;
-		IndexScan  *k = makeNode(IndexScan);
-
-		k->scan.scanrelid = scan->scanrelid;
-		k->indexid = iscan->indexid;
-		k->indexqual = copyObject(iscan->indexqual);
-		k->indexqualorig = copyObject(iscan->indexqualorig);
-		k->indexorderdir = iscan->indexorderdir;
-		keyed = &k->scan.plan;
-	}
-	else
-		keyed = (Plan *) copyObject(scan);
+	/* the same scan (its costs and estimates too), the gather's columns */
+	keyed = (Plan *) copyObject(scan);
 	keyed->targetlist = copyObject(frag->targetlist);
 	keyed->qual = copyObject(frag->qual);
-	keyed->plan_rows = scan->plan.plan_rows;
-	keyed->plan_width = scan->plan.plan_width;
-	keyed->startup_cost = scan->plan.startup_cost;
-	keyed->total_cost = scan->plan.total_cost;
+	keyed->initPlan = NIL;		/* the RECEIVE runs them */
+	keyed->parallel_aware = false;
 	if (!keyed_tree(ctx, keyed, &params))
 		return;
 	rx_receive_set_keyed(receive, keyed, value, rte->relid, remote_max);
