@@ -16,7 +16,7 @@ OBJS = $(SRCS:.c=.o)
 
 PG_CONFIG ?= pg_config
 PG_CPPFLAGS = -I$(srcdir_rx)src -I$(shell $(PG_CONFIG) --includedir)
-SHLIB_LINK = -lpq -lfabric
+SHLIB_LINK = -lpq -lfabric -lcrypto
 PG_CFLAGS = -Wno-declaration-after-statement
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)

@@ -227,6 +227,8 @@ COMMIT;
 SET rx.tenant = '42';
 \set q 'SELECT count(*) FROM ord WHERE o_note = ''n'' || current_setting(''rx.tenant'')::int % 13'
 :run SELECT rx_same('a custom setting read on the members');
+SET rx.tenant = '43';
+:run SELECT rx_same('a custom setting changed in the session');
 RESET rx.tenant;
 SET array_nulls = off;
 \set q 'SELECT count(*) FROM ord WHERE (''{NULL,'' || o_id || ''}'')::text[] IS NOT NULL AND (''{NULL}''::text[])[1] IS NOT NULL'

@@ -17,7 +17,7 @@ set -euo pipefail
 packages=(
 	# build
 	make gcc libc6-dev
-	postgresql-15 postgresql-server-dev-15 libpq-dev
+	postgresql-15 postgresql-server-dev-15 libpq-dev libssl-dev
 	libfabric-dev libfabric-bin libibverbs-dev librdmacm-dev
 	# tests: PostgreSQL::Test::Cluster needs IPC::Run; prove comes with perl
 	perl libipc-run-perl

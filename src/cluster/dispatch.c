@@ -86,12 +86,104 @@ static const char *const shipped_gucs[] = {
 	"rdma_exchange.buffer_depth"
 };
 
-static void
-ship_setting(RxFragmentMsg *msg, const char *name)
+/*
+ * A shipped setting's text, and the value it was shown from.  Showing a
+ * setting (GetConfigOptionByName()) looks it up by name and formats it
+ * with its units, for every setting of every message: a few per cent of
+ * the cost of a point lookup sent to another member.  Settings change
+ * rarely, so the text is kept and shown again only when the variable's
+ * value changed; a setting with a show hook (TimeZone) is shown every
+ * time, since its text may depend on more than its variable.
+ */
+typedef struct ShownSetting
 {
-	msg->guc_names = lappend(msg->guc_names, makeString((char *) name));
-	msg->guc_values = lappend(msg->guc_values,
-							  makeString(GetConfigOptionByName(name, NULL, false)));
+	bool		valid;
+	struct config_generic *conf;	/* the setting shown (a placeholder is
+									 * replaced by its extension's) */
+	union
+	{
+		bool		b;
+		int			i;
+		double		r;
+	}			raw;
+	char	   *raw_string;		/* a string setting's value, malloc'd */
+	char	   *text;			/* as shown, malloc'd */
+} ShownSetting;
+
+static bool
+unchanged(struct config_generic *conf, ShownSetting *shown)
+{
+	if (!shown->valid || shown->conf != conf)
+		return false;
+	switch (conf->vartype)
+	{
+		case PGC_BOOL:
+			return ((struct config_bool *) conf)->show_hook == NULL &&
+				*((struct config_bool *) conf)->variable == shown->raw.b;
+		case PGC_INT:
+			return ((struct config_int *) conf)->show_hook == NULL &&
+				*((struct config_int *) conf)->variable == shown->raw.i;
+		case PGC_REAL:
+			return ((struct config_real *) conf)->show_hook == NULL &&
+				*((struct config_real *) conf)->variable == shown->raw.r;
+		case PGC_ENUM:
+			return ((struct config_enum *) conf)->show_hook == NULL &&
+				*((struct config_enum *) conf)->variable == shown->raw.i;
+		case PGC_STRING:
+			{
+				const char *value = *((struct config_string *) conf)->variable;
+
+				return ((struct config_string *) conf)->show_hook == NULL &&
+					value != NULL && shown->raw_string != NULL &&
+					strcmp(value, shown->raw_string) == 0;
+			}
+	}
+	return false;
+}
+
+static void
+ship_setting(RxFragmentMsg *msg, struct config_generic *conf, ShownSetting *shown)
+{
+	if (!unchanged(conf, shown))
+	{
+		char	   *text = GetConfigOptionByName(conf->name, NULL, false);
+
+		shown->valid = false;
+		shown->conf = conf;
+		free(shown->text);
+		free(shown->raw_string);
+		shown->raw_string = NULL;
+		shown->text = strdup(text);
+		switch (conf->vartype)
+		{
+			case PGC_BOOL:
+				shown->raw.b = *((struct config_bool *) conf)->variable;
+				break;
+			case PGC_INT:
+				shown->raw.i = *((struct config_int *) conf)->variable;
+				break;
+			case PGC_REAL:
+				shown->raw.r = *((struct config_real *) conf)->variable;
+				break;
+			case PGC_ENUM:
+				shown->raw.i = *((struct config_enum *) conf)->variable;
+				break;
+			case PGC_STRING:
+				if (*((struct config_string *) conf)->variable != NULL)
+					shown->raw_string = strdup(*((struct config_string *) conf)->variable);
+				break;
+		}
+		shown->valid = shown->text != NULL &&
+			(conf->vartype != PGC_STRING || shown->raw_string != NULL);
+		if (!shown->valid)
+		{
+			msg->guc_names = lappend(msg->guc_names, makeString((char *) conf->name));
+			msg->guc_values = lappend(msg->guc_values, makeString(text));
+			return;
+		}
+	}
+	msg->guc_names = lappend(msg->guc_names, makeString((char *) conf->name));
+	msg->guc_values = lappend(msg->guc_values, makeString(shown->text));
 }
 
 /*
@@ -102,27 +194,74 @@ ship_setting(RxFragmentMsg *msg, const char *name)
  * current_setting().  Superuser-only ones go only with a superuser's
  * fragments (the member would refuse them otherwise), rdma_exchange's
  * own stay here.
+ *
+ * Their positions in PostgreSQL's array of settings are kept (custom
+ * ones are few among several hundred), and found again when the array
+ * changes length or place: a placeholder added or removed, an
+ * extension's settings defined (one that replaces its placeholder takes
+ * its place).  Going through every setting per message was a few per
+ * cent of a point lookup's cost.
  */
+typedef struct ShippedSetting
+{
+	int			pos;			/* in PostgreSQL's array */
+	ShownSetting shown;
+} ShippedSetting;
+
 static void
 shipped_settings(RxFragmentMsg *msg)
 {
+	static ShippedSetting *shipped = NULL;	/* malloc'd: the list, custom */
+	static int	nshipped = 0;
+	static struct config_generic **shipped_of = NULL;	/* the array and */
+	static int	shipped_of_n = -1;	/* length they were found in */
 	struct config_generic **vars = get_guc_variables();
 	int			nvars = GetNumConfigOptions();
 	bool		super = superuser();
 
-	for (int i = 0; i < lengthof(shipped_gucs); i++)
-		ship_setting(msg, shipped_gucs[i]);
-	for (int i = 0; i < nvars; i++)
+	if (vars != shipped_of || nvars != shipped_of_n)
 	{
-		struct config_generic *conf = vars[i];
+		for (int i = 0; i < nshipped; i++)
+		{
+			free(shipped[i].shown.text);
+			free(shipped[i].shown.raw_string);
+		}
+		free(shipped);
+		nshipped = 0;
+		shipped_of_n = -1;
+		shipped = calloc(lengthof(shipped_gucs) + nvars, sizeof(ShippedSetting));
+		if (shipped == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory")));
+		for (int i = 0; i < lengthof(shipped_gucs); i++)
+		{
+			int			pos = -1;
 
-		if (strchr(conf->name, GUC_QUALIFIER_SEPARATOR) == NULL ||
-			strncmp(conf->name, "rdma_exchange.", strlen("rdma_exchange.")) == 0 ||
-			conf->source < PGC_S_GLOBAL ||
-			(conf->context != PGC_USERSET &&
-			 !(conf->context == PGC_SUSET && super)))
+			for (int v = 0; v < nvars && pos < 0; v++)
+				if (pg_strcasecmp(vars[v]->name, shipped_gucs[i]) == 0)
+					pos = v;
+			if (pos < 0)
+				elog(ERROR, "setting \"%s\" not found", shipped_gucs[i]);
+			shipped[nshipped++].pos = pos;
+		}
+		for (int v = 0; v < nvars; v++)
+			if (strchr(vars[v]->name, GUC_QUALIFIER_SEPARATOR) != NULL &&
+				strncmp(vars[v]->name, "rdma_exchange.", strlen("rdma_exchange.")) != 0)
+				shipped[nshipped++].pos = v;
+		shipped_of = vars;
+		shipped_of_n = nvars;
+	}
+	for (int i = 0; i < nshipped; i++)
+	{
+		struct config_generic *conf = vars[shipped[i].pos];
+
+		if (i >= lengthof(shipped_gucs) &&
+			(conf->source < PGC_S_GLOBAL ||
+			 (conf->context != PGC_USERSET &&
+			  !(conf->context == PGC_SUSET && super))))
 			continue;
-		ship_setting(msg, conf->name);
+		ship_setting(msg, conf, &shipped[i].shown);
 	}
 }
 
@@ -368,14 +507,26 @@ statement_text(EState *estate, PlannedStmt *top)
 
 /*
  * A query's id and token: a member runs a message once, and the transport
- * takes only datagrams that carry both
+ * takes only datagrams that carry both.  They come from a backend-local
+ * store of strong random bytes, drawn 64 ids at a time: one
+ * pg_strong_random() call per query was a few per cent of a point
+ * lookup's cost (OpenSSL's generator locks and reseeds per call).  Each
+ * byte is used once, so the ids are as unpredictable as before.
  */
 static void
 random_ids(uint64 *query_id, uint64 *token)
 {
-	if (!pg_strong_random(query_id, sizeof(*query_id)) ||
-		!pg_strong_random(token, sizeof(*token)))
-		elog(ERROR, "could not generate a random query id");
+	static uint64 store[128];
+	static int	used = lengthof(store);
+
+	if (used + 2 > lengthof(store))
+	{
+		if (!pg_strong_random(store, sizeof(store)))
+			elog(ERROR, "could not generate a random query id");
+		used = 0;
+	}
+	*query_id = store[used++];
+	*token = store[used++];
 }
 
 /*

@@ -43,6 +43,9 @@ typedef struct TrackedConn
 	bool		kept;			/* owner closes it, abort leaves it */
 	SubTransactionId subid;		/* (sub)transaction that owns it */
 	int			budget;			/* conn_budget.c slot, -1 none */
+	WaitEventSet *waits;		/* see wait_socket() */
+	pgsocket	waits_sock;		/* the socket in it */
+	int			waits_io;		/* WL_SOCKET_WRITEABLE: waits for that too */
 } TrackedConn;
 
 /* malloc'd like the PGconn, so both live as long as each other */
@@ -73,6 +76,8 @@ conn_event(PGEventId evtId, void *evtInfo, void *passThrough)
 				break;
 			}
 		rx_budget_release(tc->budget);
+		if (tc->waits != NULL)
+			FreeWaitEventSet(tc->waits);
 		free(tc);
 	}
 	return 1;
@@ -114,6 +119,9 @@ track(PGconn *conn, const char *name, int budget)
 	tc->kept = false;
 	tc->subid = GetCurrentSubTransactionId();
 	tc->budget = budget;
+	tc->waits = NULL;
+	tc->waits_sock = PGINVALID_SOCKET;
+	tc->waits_io = 0;
 
 	if (ntracked == maxtracked)
 	{
@@ -431,17 +439,65 @@ rx_connect_session(const RxMember *member, char **failure)
  * ---------------------------------------------------------------------
  */
 
+/*
+ * The wait set of a tracked connection: its socket, this backend's latch,
+ * the postmaster's death.  Made once per connection, not per wait: a set
+ * is an epoll instance, and making and closing one per wait was a tenth
+ * of the CPU time of a point lookup sent to another member.  Freed with
+ * the connection (conn_event()).  NULL for a connection not tracked.
+ */
+#define WAIT_SOCKET_POS 2
+
+static WaitEventSet *
+conn_waits(PGconn *conn, int io)
+{
+	TrackedConn *tc = find_tracked(conn);
+	pgsocket	sock = PQsocket(conn);
+
+	if (tc == NULL || sock == PGINVALID_SOCKET)
+		return NULL;
+	if (tc->waits == NULL || tc->waits_sock != sock)
+	{
+		if (tc->waits != NULL)
+			FreeWaitEventSet(tc->waits);
+		tc->waits = NULL;
+		tc->waits = CreateWaitEventSet(TopMemoryContext, 3);
+		AddWaitEventToSet(tc->waits, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
+		AddWaitEventToSet(tc->waits, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
+		if (AddWaitEventToSet(tc->waits, WL_SOCKET_READABLE, sock, NULL, NULL) !=
+			WAIT_SOCKET_POS)
+			elog(ERROR, "unexpected position of a socket in its wait set");
+		tc->waits_sock = sock;
+		tc->waits_io = 0;
+	}
+	if (tc->waits_io != io)
+	{
+		ModifyWaitEvent(tc->waits, WAIT_SOCKET_POS, WL_SOCKET_READABLE | io, NULL);
+		tc->waits_io = io;
+	}
+	return tc->waits;
+}
+
 /* wait for the socket; consume what arrives so the member never stalls */
 static void
 wait_socket(PGconn *conn, const char *member_name, int io)
 {
-	int			rc;
+	WaitEventSet *waits = conn_waits(conn, io);
+	int			rc = 0;
 
 	/* a lock cycle through members may pick this transaction (deadlock.c) */
 	rx_deadlock_wait_begin();
-	rc = WaitLatchOrSocket(MyLatch,
-						   WL_LATCH_SET | WL_EXIT_ON_PM_DEATH | WL_SOCKET_READABLE | io,
-						   PQsocket(conn), -1L, PG_WAIT_EXTENSION);
+	if (waits != NULL)
+	{
+		WaitEvent	event;
+
+		if (WaitEventSetWait(waits, -1L, &event, 1, PG_WAIT_EXTENSION) > 0)
+			rc = event.events;
+	}
+	else
+		rc = WaitLatchOrSocket(MyLatch,
+							   WL_LATCH_SET | WL_EXIT_ON_PM_DEATH | WL_SOCKET_READABLE | io,
+							   PQsocket(conn), -1L, PG_WAIT_EXTENSION);
 	rx_deadlock_wait_end();
 	if (rc & WL_LATCH_SET)
 	{

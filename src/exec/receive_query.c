@@ -76,6 +76,21 @@ has_exchange(Plan *plan)
 }
 
 /*
+ * Does the plan take values from the plan above it?  Special rescan
+ * signals (executor parameters of no type) carry none.
+ */
+static bool
+takes_values(Plan *plan, EState *estate)
+{
+	int			paramid = -1;
+
+	while ((paramid = bms_next_member(plan->extParam, paramid)) >= 0)
+		if (OidIsValid(list_nth_oid(estate->es_plannedstmt->paramExecTypes, paramid)))
+			return true;
+	return false;
+}
+
+/*
  * Whether this gather reads its rows by query: decided from the plan
  * alone, so that EXPLAIN shows what a run does.
  */
@@ -88,7 +103,6 @@ rx_receive_by_query(RxReceiveState *r)
 	RxMember   *members;
 	int			nmembers = rx_get_members(&members);
 	double		rows;
-	int			paramid = -1;
 
 	if (rx_small_gather_rows <= 0 || r->info.kind != RX_RECEIVE_GATHER ||
 		!rx_is_shuffle(shuffle) || nmembers == 0)
@@ -98,11 +112,8 @@ rx_receive_by_query(RxReceiveState *r)
 	if (si.route != RX_ROUTE_COORDINATOR || has_exchange(fragment))
 		return false;
 
-	/* values from the plan above (special rescan signals carry none) */
-	while ((paramid = bms_next_member(shuffle->extParam, paramid)) >= 0)
-		if (OidIsValid(list_nth_oid(r->css.ss.ps.state->es_plannedstmt->paramExecTypes,
-									paramid)))
-			return false;
+	if (takes_values(shuffle, r->css.ss.ps.state))
+		return false;
 
 	rows = fragment->plan_rows;
 	if (si.tuples_needed >= 0)
@@ -388,7 +399,7 @@ send_siblings(RxReceiveState *r)
 		RxReceiveState *g = lfirst(lc);
 		Plan	   *shuffle = outerPlan(g->css.ss.ps.plan);
 
-		if (g != r && bms_is_empty(shuffle->extParam) &&
+		if (g != r && !takes_values(shuffle, estate) &&
 			speculation_safe(outerPlan(shuffle)))
 			query_send(g);
 	}
