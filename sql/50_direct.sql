@@ -309,6 +309,7 @@ SELECT count(*) FROM t_int WHERE v < 100;
 CREATE FUNCTION public.rx_keyed(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
   line text; keyed bool := false; gathered bool := false; here bigint := 0; there bigint := 0;
+  batched bool := false;
 BEGIN
   PERFORM set_config('search_path', 'dd, public', true);
   FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
@@ -316,9 +317,12 @@ BEGIN
     gathered := gathered OR line LIKE '%Gathered:%';
     IF line ~ 'Lookups Here: ' THEN here := here + substring(line from 'Lookups Here: (\d+)')::bigint; END IF;
     IF line ~ 'Lookups on Other Members: ' THEN there := there + substring(line from 'Lookups on Other Members: (\d+)')::bigint; END IF;
+    IF line ~ 'Batch Messages: ' THEN there := there + substring(line from 'Batch Messages: (\d+)')::bigint; END IF;
+    batched := batched OR line LIKE '%Lookups in Batches:%';
   END LOOP;
-  RETURN format('%s%s, lookups here: %s, on other members: %s | %s',
+  RETURN format('%s%s%s, lookups here: %s, on other members: %s | %s',
                 CASE WHEN keyed THEN 'keyed' ELSE 'not keyed' END,
+                CASE WHEN batched THEN ', in batches' ELSE '' END,
                 CASE WHEN gathered THEN ', then gathered' ELSE '' END,
                 CASE WHEN here > 0 THEN 'some' ELSE 'none' END,
                 CASE WHEN there > 0 THEN 'some' ELSE 'none' END,
@@ -333,6 +337,25 @@ SELECT rx_keyed('SELECT id, (SELECT count(*) FROM t_uuid t WHERE t.k = md5(r.id:
 SELECT rx_keyed('SELECT id, (SELECT count(*) FROM t_date t WHERE t.k = date ''2020-01-01'' + r.id) FROM r WHERE id <= 12');
 SELECT rx_keyed('SELECT id, (SELECT count(*) FROM t_int t WHERE t.k = NULLIF(r.id % 5, 0)) FROM r WHERE id <= 12');
 SELECT rx_keyed('SELECT r.id, x.v FROM r, LATERAL (SELECT v FROM t_int t WHERE t.k = r.id ORDER BY v LIMIT 2) x WHERE r.id < 15');
+-- a nested loop's lookups go in batches (a LOOKAHEAD reads its outer rows
+-- ahead): joins, NULL keys, keys with no row, 600 outer rows in growing
+-- batches, a LIMIT above the loop
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SELECT rx_keyed('SELECT r.id, t.v, t.s FROM r LEFT JOIN t_int t ON t.k = r.id WHERE r.id <= 30');
+SELECT rx_keyed('SELECT r.id, t.v FROM r LEFT JOIN t_text t ON t.k = ''key'' || r.id');
+SELECT rx_keyed('SELECT r.id, t.v FROM r LEFT JOIN t_int t ON t.k = NULLIF(r.id % 5, 0) WHERE r.id <= 40');
+SELECT rx_keyed('SELECT r.id FROM r WHERE NOT EXISTS (SELECT 1 FROM t_uuid t WHERE t.k = md5(r.id::text)::uuid AND t.v > 300)');
+SELECT rx_keyed('SELECT r.id FROM r WHERE EXISTS (SELECT 1 FROM t_date t WHERE t.k = date ''2020-01-01'' + r.id AND t.v % 3 = 0)');
+SELECT rx_keyed('SELECT r.id, t.v FROM r LEFT JOIN t_big t ON t.k = r.id::bigint * 1000000007 ORDER BY r.id, t.v LIMIT 7');
+EXPLAIN (COSTS OFF) SELECT r.id, t.v FROM r LEFT JOIN t_int t ON t.k = r.id WHERE r.id <= 30;
+-- an error in a batch ends the query; the next one runs
+\set VERBOSITY terse
+SELECT r.id, t.v FROM r LEFT JOIN t_int t ON t.k = r.id AND 1 / (t.v - t.v) = 1 WHERE r.id <= 30;
+\set VERBOSITY default
+SELECT count(*), sum(t.v) FROM r LEFT JOIN t_int t ON t.k = r.id WHERE r.id <= 30;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
 -- more rescans than gathering the table costs: the RECEIVE gathers it
 SELECT rx_keyed('SELECT id, (SELECT count(*) FROM t_int t WHERE t.k = r.id % 200) FROM r');
 -- a transaction reads its own writes (its session on each member)
@@ -341,6 +364,9 @@ UPDATE dd.t_int SET v = v + 1000 WHERE k IN (3, 4, 5, 6, 7);
 UPDATE dl.t_int SET v = v + 1000 WHERE k IN (3, 4, 5, 6, 7);
 SELECT rx_keyed('SELECT id, (SELECT sum(v) FROM t_int t WHERE t.k = r.id) FROM r WHERE id <= 12');
 SELECT rx_keyed('SELECT r.id, x.v FROM r, LATERAL (SELECT v FROM t_int t WHERE t.k = r.id ORDER BY v LIMIT 2) x WHERE r.id < 15');
+SET LOCAL enable_hashjoin = off;
+SET LOCAL enable_mergejoin = off;
+SELECT rx_keyed('SELECT r.id, t.v FROM r LEFT JOIN t_int t ON t.k = r.id WHERE r.id <= 30');
 ROLLBACK;
 -- a generic plan: the key takes a bound parameter too
 SET plan_cache_mode = force_generic_plan;

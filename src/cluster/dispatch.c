@@ -414,17 +414,21 @@ value_const(Oid type, Datum value, bool isnull)
 	get_typlenbyval(type, &typlen, &typbyval);
 	if (!isnull && typlen == -1)
 		value = PointerGetDatum(PG_DETOAST_DATUM_COPY(value));
+	else if (!isnull && !typbyval)
+		value = datumCopy(value, typbyval, typlen);	/* lives with the Const */
 	return makeConst(type, -1, InvalidOid, typlen, value, isnull, typbyval);
 }
 
 /*
- * values of the parameters the fragment uses: InitPlan results, and a
- * keyed lookup's values from the plan above (receive_keyed.c)
+ * The parameters the fragment uses: InitPlan results, and a keyed
+ * lookup's values from the plan above (receive_keyed.c), as Consts, and
+ * with ids their ids.  Special executor params (Gather's rescan_param, for
+ * one) have no type and carry no value: they only signal rescans.
  */
-static void
-fragment_params(ExprContext *econtext, Plan *fragment, EState *estate,
-				RxFragmentMsg *msg)
+static List *
+exec_params(ExprContext *econtext, Plan *fragment, EState *estate, List **ids)
 {
+	List	   *values = NIL;
 	int			paramid = -1;
 
 	while ((paramid = bms_next_member(fragment->extParam, paramid)) >= 0)
@@ -433,18 +437,29 @@ fragment_params(ExprContext *econtext, Plan *fragment, EState *estate,
 		Oid			type = list_nth_oid(estate->es_plannedstmt->paramExecTypes,
 										paramid);
 
-		/*
-		 * Special executor params (Gather's rescan_param, for one) have no
-		 * type and carry no value: they only signal rescans.
-		 */
 		if (!OidIsValid(type))
 			continue;
 		if (prm->execPlan != NULL)
 			ExecSetParamPlan(prm->execPlan, econtext);
-		msg->param_ids = lappend_int(msg->param_ids, paramid);
-		msg->param_values = lappend(msg->param_values,
-									value_const(type, prm->value, prm->isnull));
+		if (ids != NULL)
+			*ids = lappend_int(*ids, paramid);
+		values = lappend(values, value_const(type, prm->value, prm->isnull));
 	}
+	return values;
+}
+
+static void
+fragment_params(ExprContext *econtext, Plan *fragment, EState *estate,
+				RxFragmentMsg *msg)
+{
+	msg->param_values = exec_params(econtext, fragment, estate, &msg->param_ids);
+}
+
+/* the values of the executor parameters plan reads, now (receive_keyed.c) */
+List *
+rx_exec_param_values(ExprContext *econtext, Plan *plan, EState *estate)
+{
+	return exec_params(econtext, plan, estate, NULL);
 }
 
 ParamExternData *
@@ -610,7 +625,7 @@ build_message(RxDispatch *d, RxReceiveState *r, uint64 query_id, uint64 token,
  */
 char *
 rx_direct_message(Plan *plan, EState *estate, List *snapshots,
-				  ExprContext *econtext)
+				  ExprContext *econtext, List *param_sets)
 {
 	RxMember   *members;
 	int			nmembers = rx_get_members(&members);
@@ -623,6 +638,7 @@ rx_direct_message(Plan *plan, EState *estate, List *snapshots,
 				 rx_self_member_index(), &fs);
 	if (econtext != NULL)
 		fragment_params(econtext, plan, estate, &msg);
+	msg.param_sets = param_sets;
 	msg.snapshots = snapshots;
 	rx_fragment_bind(&msg);
 	return rx_fragment_encode(&msg);

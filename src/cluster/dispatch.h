@@ -47,10 +47,14 @@ extern char *rx_self_fragment_finish(RxSelfFragment *sf);
 
 /*
  * a directly dispatched query's whole plan, for one member (exec/direct.c);
- * with econtext, the values of the executor parameters it reads
+ * with econtext, the values of the executor parameters it reads; with
+ * param_sets, a batch of keyed lookups: a list of such values (each from
+ * rx_exec_param_values()) for the member to run the plan with in turn
  */
 extern char *rx_direct_message(Plan *plan, EState *estate, List *snapshots,
-							   ExprContext *econtext);
+							   ExprContext *econtext, List *param_sets);
+extern List *rx_exec_param_values(ExprContext *econtext, Plan *plan,
+								  EState *estate);
 extern void rx_merge_direct_report(PlanState *root, int member,
 								   const char *report);
 

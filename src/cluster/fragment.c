@@ -301,18 +301,24 @@ shipped_design(const RxFragmentMsg *msg, int exchange_id)
  * results, a keyed lookup's values from the plan above
  */
 static void
-set_exec_params(EState *estate, RxFragmentMsg *msg)
+set_exec_values(EState *estate, List *ids, List *values)
 {
 	ListCell   *a,
 			   *b;
 
-	forboth(a, msg->param_ids, b, msg->param_values)
+	if (list_length(values) != list_length(ids))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROTOCOL_VIOLATION),
+				 errmsg("plan fragment gives %d values for %d executor parameters",
+						list_length(values), list_length(ids))));
+	forboth(a, ids, b, values)
 	{
 		int			id = lfirst_int(a);
 		ParamExecData *prm;
-		Const	   *c = lfirst_node(Const, b);
+		Const	   *c = (Const *) lfirst(b);
 
-		if (id < 0 || id >= list_length(estate->es_plannedstmt->paramExecTypes))
+		if (c == NULL || !IsA(c, Const) ||
+			id < 0 || id >= list_length(estate->es_plannedstmt->paramExecTypes))
 			ereport(ERROR,
 					(errcode(ERRCODE_PROTOCOL_VIOLATION),
 					 errmsg("plan fragment sets executor parameter %d, which its plan does not have",
@@ -322,6 +328,12 @@ set_exec_params(EState *estate, RxFragmentMsg *msg)
 		prm->value = c->constvalue;
 		prm->isnull = c->constisnull;
 	}
+}
+
+static void
+set_exec_params(EState *estate, RxFragmentMsg *msg)
+{
+	set_exec_values(estate, msg->param_ids, msg->param_values);
 }
 
 /* the coordinator's bound parameters ($1, ...), as the executor takes them */
@@ -616,6 +628,9 @@ typedef struct TextDest
 	Tuplestorestate *store;
 	TupleDesc	desc;			/* the result's: every column text */
 	int			natts;			/* the plan's columns */
+	int			first;			/* 1: the first column is the lookup's
+								 * number in a batch (param_sets), else 0 */
+	int			set;			/* ... that number */
 	FmgrInfo   *out;			/* ... their output functions */
 	Datum	   *values;
 	bool	   *nulls;
@@ -627,11 +642,13 @@ text_dest_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 {
 	TextDest   *td = (TextDest *) self;
 
-	if (typeinfo->natts + 1 != td->desc->natts)
+	if (td->out != NULL)
+		return;					/* started before: a batch runs the plan again */
+	if (td->first + typeinfo->natts + 1 != td->desc->natts)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("a directly dispatched query returns %d columns and a report, the caller expects %d columns",
-						typeinfo->natts, td->desc->natts)));
+						td->first + typeinfo->natts, td->desc->natts)));
 	td->natts = typeinfo->natts;
 	td->out = palloc(sizeof(FmgrInfo) * typeinfo->natts);
 	td->values = palloc0(sizeof(Datum) * td->desc->natts);
@@ -644,7 +661,7 @@ text_dest_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 		getTypeOutputInfo(TupleDescAttr(typeinfo, i)->atttypid, &func, &varlena);
 		fmgr_info(func, &td->out[i]);
 	}
-	td->nulls[td->natts] = true;
+	td->nulls[td->first + td->natts] = true;
 }
 
 static bool
@@ -664,12 +681,18 @@ text_dest_receive(TupleTableSlot *slot, DestReceiver *self)
 	extra_float_digits = 3;
 	PG_TRY();
 	{
+		if (td->first)
+		{
+			td->nulls[0] = false;
+			td->values[0] = CStringGetTextDatum(psprintf("%d", td->set));
+		}
 		for (int i = 0; i < td->natts; i++)
 		{
-			td->nulls[i] = slot->tts_isnull[i];
-			if (!td->nulls[i])
-				td->values[i] = CStringGetTextDatum(OutputFunctionCall(&td->out[i],
-																	   slot->tts_values[i]));
+			td->nulls[td->first + i] = slot->tts_isnull[i];
+			if (!slot->tts_isnull[i])
+				td->values[td->first + i] =
+					CStringGetTextDatum(OutputFunctionCall(&td->out[i],
+														   slot->tts_values[i]));
 		}
 	}
 	PG_FINALLY();
@@ -759,20 +782,48 @@ rx_execute_direct(PG_FUNCTION_ARGS)
 						 (DestReceiver *) &dest, bound_params(msg->extern_values),
 						 NULL, msg->instrument_options);
 	ExecutorStart(qd, 0);
-	set_exec_params(qd->estate, msg);
-	ExecutorRun(qd, ForwardScanDirection, 0, true);
+	if (msg->param_sets == NIL)
+	{
+		set_exec_params(qd->estate, msg);
+		ExecutorRun(qd, ForwardScanDirection, 0, true);
+	}
+	else
+	{
+		/*
+		 * A batch of keyed lookups (receive_keyed.c): the plan once per set
+		 * of values, rescanned in between as a nested loop rescans its
+		 * inner side, each row numbered with its lookup.
+		 */
+		Bitmapset  *ids = NULL;
+
+		foreach(lc, msg->param_ids)
+			ids = bms_add_member(ids, lfirst_int(lc));
+		dest.first = 1;
+		foreach(lc, msg->param_sets)
+		{
+			set_exec_values(qd->estate, msg->param_ids, lfirst(lc));
+			if (foreach_current_index(lc) > 0)
+			{
+				qd->planstate->chgParam = bms_union(qd->planstate->chgParam, ids);
+				ExecutorRewind(qd);
+			}
+			dest.set = foreach_current_index(lc);
+			ExecutorRun(qd, ForwardScanDirection, 0, true);
+		}
+	}
 	ExecutorFinish(qd);
 	if (msg->instrument_options && dest.natts >= 0)
 	{
 		StringInfoData report;
 		ReportContext rc = {&report, NULL, msg->nmembers};
+		int			last = dest.first + dest.natts;
 
 		initStringInfo(&report);
 		(void) report_walker(qd->planstate, &rc);
-		for (int i = 0; i < dest.natts; i++)
+		for (int i = 0; i < last; i++)
 			dest.nulls[i] = true;
-		dest.values[dest.natts] = CStringGetTextDatum(report.data);
-		dest.nulls[dest.natts] = false;
+		dest.values[last] = CStringGetTextDatum(report.data);
+		dest.nulls[last] = false;
 		tuplestore_putvalues(dest.store, dest.desc, dest.values, dest.nulls);
 	}
 	ExecutorEnd(qd);

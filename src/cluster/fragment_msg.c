@@ -25,7 +25,7 @@
 #include "cluster/admin.h"
 #include "cluster/fragment_msg.h"
 
-#define RX_FRAGMENT_MAGIC "rdma_exchange fragment v4"
+#define RX_FRAGMENT_MAGIC "rdma_exchange fragment v5"
 
 static void
 require_cluster_key(void)
@@ -160,6 +160,7 @@ rx_fragment_encode(RxFragmentMsg *msg)
 	body = lappend(body, makeInteger(msg->coordinator_pid));
 	body = lappend(body, msg->snapshots);
 	body = lappend(body, makeString(msg->query_text ? msg->query_text : ""));
+	body = lappend(body, msg->param_sets);
 	text = psprintf("%s %s\n%s", RX_FRAGMENT_MAGIC,
 					rx_extension_version(false), nodeToString(body));
 	sign(text, strlen(text), sig);
@@ -227,7 +228,7 @@ rx_fragment_decode(const char *text)
 				 errhint("Install the same version on every member (ALTER EXTENSION rdma_exchange UPDATE).")));
 
 	body = (List *) stringToNode(newline + 1);
-	if (!IsA(body, List) || list_length(body) != 27 ||
+	if (!IsA(body, List) || list_length(body) != 28 ||
 		!IsA(linitial(body), String) ||
 		strcmp(strVal(linitial(body)), RX_FRAGMENT_MAGIC) != 0)
 		ereport(ERROR,
@@ -273,6 +274,7 @@ rx_fragment_decode(const char *text)
 	msg->coordinator_pid = intVal(list_nth(body, 24));
 	msg->snapshots = (List *) list_nth(body, 25);
 	msg->query_text = strVal(list_nth(body, 26));
+	msg->param_sets = (List *) list_nth(body, 27);
 	if (msg->snapshots != NIL && list_length(msg->snapshots) != msg->nmembers)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROTOCOL_VIOLATION),

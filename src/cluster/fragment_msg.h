@@ -36,6 +36,9 @@ typedef struct RxFragmentMsg
 	List	   *index_names;	/* their qualified names */
 	List	   *param_ids;		/* PARAM_EXEC ids shipped */
 	List	   *param_values;	/* Const of each */
+	List	   *param_sets;		/* or NIL; a batch of keyed lookups: a List
+								 * of Consts like param_values per lookup,
+								 * the plan run once for each (fragment.c) */
 	List	   *extern_values;	/* bound parameters $1..$n: Const of each */
 	List	   *designs;		/* exchange id, RxDesign, ... (int list) */
 	List	   *guc_names;		/* settings the fragment runs with */

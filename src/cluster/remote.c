@@ -796,16 +796,17 @@ rx_text_rows(TupleDesc desc)
 }
 
 TupleTableSlot *
-rx_text_row_store(RxTextRows *tr, PGresult *res, int r, TupleTableSlot *slot)
+rx_text_row_store(RxTextRows *tr, PGresult *res, int r, int col,
+				  TupleTableSlot *slot)
 {
 	ExecClearTuple(slot);
 	for (int i = 0; i < tr->desc->natts; i++)
 	{
-		bool		isnull = PQgetisnull(res, r, i);
+		bool		isnull = PQgetisnull(res, r, col + i);
 
 		slot->tts_isnull[i] = isnull;
 		slot->tts_values[i] =
-			InputFunctionCall(&tr->in[i], isnull ? NULL : PQgetvalue(res, r, i),
+			InputFunctionCall(&tr->in[i], isnull ? NULL : PQgetvalue(res, r, col + i),
 							  tr->ioparams[i], TupleDescAttr(tr->desc, i)->atttypmod);
 	}
 	return ExecStoreVirtualTuple(slot);

@@ -99,14 +99,14 @@ extern void rx_put_copy_end(PGconn *conn, const char *member_name,
 
 /*
  * Rows a member returned in text form, as tuples of desc: rx_text_rows()
- * looks the input functions up once, rx_text_row_store() puts row r of res
- * into a virtual slot of desc (values allocated in the current memory
- * context).
+ * looks the input functions up once, rx_text_row_store() puts row r of res,
+ * its columns from col on, into a virtual slot of desc (values allocated in
+ * the current memory context).
  */
 typedef struct RxTextRows RxTextRows;
 extern RxTextRows *rx_text_rows(TupleDesc desc);
 extern TupleTableSlot *rx_text_row_store(RxTextRows *tr, PGresult *res, int r,
-										 TupleTableSlot *slot);
+										 int col, TupleTableSlot *slot);
 
 /* called from rx_metadata_init() */
 extern void rx_remote_init(void);

@@ -574,7 +574,7 @@ run_remote(RxLockRowsState *st, int m, PGconn *conn, RxForward *fw,
 			{
 				MemoryContext old = MemoryContextSwitchTo(rowcxt);
 
-				rx_text_row_store(rows, res, r, slot);
+				rx_text_row_store(rows, res, r, 0, slot);
 				MemoryContextSwitchTo(old);
 				tuplestore_puttupleslot(store, slot);
 				MemoryContextReset(rowcxt);

@@ -40,6 +40,7 @@
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
@@ -275,13 +276,17 @@ rx_direct_send(PGconn *conn, const char *member, bool pooled,
  * The next row of a direct message's result into slot, converted in
  * CurrentMemoryContext; false after the last (every result read).  The
  * instrumentation report, under EXPLAIN ANALYZE, goes to *report.  An
- * error of the member's says it happened in what.
+ * error of the member's says it happened in what.  With set, the message
+ * was a batch of lookups (param_sets) and each row starts with the number
+ * of its lookup, which goes to *set.
  */
 bool
 rx_direct_next_row(PGconn *conn, const char *member, RxTextRows *tr,
-				   TupleTableSlot *slot, char **report, const char *what)
+				   TupleTableSlot *slot, char **report, const char *what,
+				   int *set)
 {
-	int			natts = slot->tts_tupleDescriptor->natts;
+	int			first = (set != NULL) ? 1 : 0;
+	int			natts = first + slot->tts_tupleDescriptor->natts;
 
 	for (;;)
 	{
@@ -314,7 +319,9 @@ rx_direct_next_row(PGconn *conn, const char *member, RxTextRows *tr,
 			PQclear(res);
 			continue;
 		}
-		rx_text_row_store(tr, res, 0, slot);
+		if (set != NULL)
+			*set = PQgetisnull(res, 0, 0) ? -1 : pg_strtoint32(PQgetvalue(res, 0, 0));
+		rx_text_row_store(tr, res, 0, first, slot);
 		PQclear(res);
 		return true;
 	}
@@ -336,7 +343,7 @@ send_plan(DirectState *st)
 	rx_direct_send(st->conn, member->name, !st->conn_in_xact,
 				   rx_direct_message(linitial(cscan->custom_plans), estate,
 									 IsolationUsesXactSnapshot() && rx_consistent_reads
-									 ? rx_cluster_snapshot(estate) : NIL, NULL),
+									 ? rx_cluster_snapshot(estate) : NIL, NULL, NIL),
 				   st->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor->natts);
 	st->finished = false;
 }
@@ -374,7 +381,7 @@ read_row(DirectState *st, TupleTableSlot *slot)
 	old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
 	found = rx_direct_next_row(st->conn, st->members[st->owner].name,
 							   st->text_rows, slot, &report,
-							   "a directly dispatched query failed");
+							   "a directly dispatched query failed", NULL);
 	MemoryContextSwitchTo(old);
 	/* EXPLAIN ANALYZE: the member's counters into the plan shown */
 	if (report != NULL && st->child != NULL)

@@ -39,6 +39,6 @@ extern void rx_direct_send(struct pg_conn *conn, const char *member,
 						   bool pooled, const char *message, int natts);
 extern bool rx_direct_next_row(struct pg_conn *conn, const char *member,
 							   struct RxTextRows *tr, TupleTableSlot *slot,
-							   char **report, const char *what);
+							   char **report, const char *what, int *set);
 
 #endif							/* RX_DIRECT_H */

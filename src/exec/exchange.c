@@ -318,6 +318,7 @@ rx_exec_init(void)
 	rx_receive_register();
 	rx_receive_query_init();
 	rx_receive_keyed_init();
+	rx_lookahead_init();
 	rx_portal_init();
 }
 

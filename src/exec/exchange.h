@@ -115,8 +115,28 @@ extern void rx_receive_set_lookup(CustomScan *receive, List *cols,
 extern void rx_receive_set_keyed(CustomScan *receive, Plan *keyed, Expr *value,
 								 Oid relid, int remote_max);
 
+/*
+ * A round trip to a member (0.2 ms on loopback) costs about what looking
+ * up this many keys there in one batch (lookahead.c) costs: an index
+ * descent and the row's text, a few microseconds each.
+ */
+#define RX_KEYS_PER_ROUND_TRIP 64
+
+/*
+ * lookahead.c: a LOOKAHEAD over a nested loop's outer side, reading its
+ * rows ahead to look their keys up in batches on the keyed RECEIVE
+ * receive_id on the loop's inner side; nest_params are the loop's
+ */
+extern Plan *rx_lookahead_node(Plan *outer, int receive_id, List *nest_params,
+							   int node_id);
+extern bool rx_is_lookahead(Plan *plan);
+extern void rx_lookahead_init(void);
+
 extern bool rx_is_shuffle(Plan *plan);
 extern bool rx_is_receive(Plan *plan);
+
+/* receive_query.c: may the plan run when its rows may not be needed? */
+extern bool rx_plan_speculation_safe(Plan *plan);
 extern void rx_shuffle_info(CustomScan *cscan, RxShuffleInfo *info);
 extern void rx_receive_info(CustomScan *cscan, RxReceiveInfo *info);
 

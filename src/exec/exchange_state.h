@@ -120,6 +120,13 @@ extern TupleTableSlot *rx_receive_keyed_next(RxReceiveState *r);
 extern bool rx_receive_keyed_rescan(RxReceiveState *r);
 extern void rx_receive_keyed_end(RxReceiveState *r);
 extern void rx_receive_keyed_explain(RxReceiveState *r, ExplainState *es);
+/* ... and its batches of lookups, made by a LOOKAHEAD (lookahead.c) */
+extern RxReceiveState *rx_receive_keyed_find(EState *estate, int plan_node_id);
+extern bool rx_receive_keyed_batching(RxReceiveState *r);
+extern void rx_receive_keyed_batch_start(RxReceiveState *r, int maxsets);
+extern void rx_receive_keyed_batch_add(RxReceiveState *r);
+extern void rx_receive_keyed_batch_run(RxReceiveState *r);
+extern void rx_receive_keyed_batch_select(RxReceiveState *r, int n);
 extern void rx_receive_keyed_init(void);
 
 /* EXPLAIN ANALYZE lines for one exchange node */

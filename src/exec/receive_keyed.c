@@ -19,12 +19,25 @@
  * gather by query runs its fragment (receive_query.c).  The RECEIVE's
  * filter still holds every condition with parameters: a recheck.
  *
+ * A nested loop's lookups go in batches: a LOOKAHEAD node over the loop's
+ * outer side (lookahead.c) reads outer rows ahead, sets the loop's
+ * parameters for each in turn and adds its lookup to a batch here; the
+ * batch runs as one direct message per member that owns some of its keys
+ * (the member runs the keyed fragment once per lookup, rescanning it in
+ * between, and numbers the rows it returns by lookup) and as local runs
+ * for this member's keys, the members' messages all sent before any
+ * reply is read.  Then each rescan of the loop, for the outer row the
+ * LOOKAHEAD just returned, takes its rows from the batch; a rescan whose
+ * key is not the batch's (it cannot happen with the loop's own
+ * parameters, but it costs nothing to check) looks up as before.
+ *
  * A lookup on another member costs a round trip; after
  * RxReceiveInfo.keyed_remote_max of them (the cost of gathering the
  * table, fallback.c) the RECEIVE gathers the table as before and looks
  * the remaining rescans up in its hash, so a loop that runs far more
  * often than the planner thought costs at most about twice the better
- * path.
+ * path.  A batch's message counts as one round trip plus
+ * 1/RX_KEYS_PER_ROUND_TRIP of one per key it carries.
  *
  *-------------------------------------------------------------------------
  */
@@ -33,7 +46,10 @@
 #include "executor/executor.h"
 #include "libpq-fe.h"
 #include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/datum.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
@@ -50,6 +66,20 @@
 
 bool		rx_keyed_lookups = true;
 
+/* the lookups of a batch (see the file's comment) */
+typedef struct KeyedBatch
+{
+	MemoryContext cxt;			/* all of it; reset by the next batch */
+	int			nsets;			/* lookups in it */
+	int			maxsets;
+	Datum	   *keys;			/* each lookup's key */
+	bool	   *key_nulls;
+	int		   *owners;			/* its owner, -1 for a NULL key */
+	List	  **values;			/* its parameters' values (Consts) */
+	List	  **rows;			/* its rows, HeapTuples */
+	int			current;		/* the lookup the next rescan reads, or -1 */
+} KeyedBatch;
+
 struct RxKeyed
 {
 	PlanState  *fragment;		/* the keyed fragment's plan state */
@@ -61,7 +91,13 @@ struct RxKeyed
 	bool		switch_pending; /* gather at the next rescan */
 	uint64		local;			/* lookups run here */
 	uint64		remote;			/* ... on other members */
+	uint64		batched;		/* lookups in batches (of local and remote) */
+	uint64		messages;		/* batches' messages to other members */
+	double		spent;			/* round trips and their worth, for the switch */
 	uint64		switched_after; /* remote lookups before the gather, or 0 */
+	int16		key_len;		/* the key's type */
+	bool		key_byval;
+	KeyedBatch	batch;
 
 	RxMember   *members;
 	int			nmembers;
@@ -74,6 +110,60 @@ struct RxKeyed
 	MemoryContext lookup_cxt;	/* a remote lookup's message and the like */
 	char	   *what;
 };
+
+/*
+ * Keyed RECEIVEs of running queries, for the LOOKAHEAD that feeds each
+ * (lookahead.c) to find by plan node id: the LOOKAHEAD is initialized
+ * before the RECEIVE on the loop's inner side.  An entry goes when the
+ * RECEIVE ends, or with the query's memory when it fails.
+ */
+typedef struct KeyedEntry
+{
+	EState	   *estate;
+	int			plan_node_id;
+	RxReceiveState *receive;
+	MemoryContextCallback gone;
+} KeyedEntry;
+
+static List *keyed_receives = NIL;	/* in TopMemoryContext */
+
+static void
+unregister_keyed(void *arg)
+{
+	keyed_receives = list_delete_ptr(keyed_receives, arg);
+}
+
+static void
+register_keyed(RxReceiveState *r, EState *estate)
+{
+	KeyedEntry *e = MemoryContextAlloc(estate->es_query_cxt, sizeof(KeyedEntry));
+	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+	e->estate = estate;
+	e->plan_node_id = r->css.ss.ps.plan->plan_node_id;
+	e->receive = r;
+	e->gone.func = unregister_keyed;
+	e->gone.arg = e;
+	keyed_receives = lappend(keyed_receives, e);
+	MemoryContextSwitchTo(old);
+	MemoryContextRegisterResetCallback(estate->es_query_cxt, &e->gone);
+}
+
+/* the keyed RECEIVE plan_node_id of the query of estate, or NULL */
+RxReceiveState *
+rx_receive_keyed_find(EState *estate, int plan_node_id)
+{
+	ListCell   *lc;
+
+	foreach(lc, keyed_receives)
+	{
+		KeyedEntry *e = lfirst(lc);
+
+		if (e->estate == estate && e->plan_node_id == plan_node_id)
+			return e->receive;
+	}
+	return NULL;
+}
 
 void
 rx_receive_keyed_begin(RxReceiveState *r, EState *estate, int eflags)
@@ -108,6 +198,13 @@ rx_receive_keyed_begin(RxReceiveState *r, EState *estate, int eflags)
 	k->self = rx_self_member_index();
 	k->what = psprintf("keyed lookup of exchange %d failed",
 					   r->info.exchange_id);
+	get_typlenbyval(exprType((Node *) r->info.keyed_value), &k->key_len,
+					&k->key_byval);
+	k->batch.cxt = AllocSetContextCreate(CurrentMemoryContext,
+										 "rdma_exchange keyed batch",
+										 ALLOCSET_DEFAULT_SIZES);
+	k->batch.current = -1;
+	register_keyed(r, estate);
 }
 
 /* is the RECEIVE reading by key now (not gathering)? */
@@ -117,9 +214,13 @@ rx_receive_keyed_active(RxReceiveState *r)
 	return r->keyed != NULL && r->keyed->switched_after == 0;
 }
 
-/* the lookup on this member, in this backend */
+/*
+ * The lookup on this member, in this backend, its rows into store (the
+ * current lookup's), or a batch's lookup's list.  It runs in the query's
+ * memory context: the index scan opens its scan descriptor there.
+ */
 static void
-run_here(RxReceiveState *r)
+run_here(RxReceiveState *r, Tuplestorestate *store, List **batch_rows)
 {
 	RxKeyed    *k = r->keyed;
 	EState	   *estate = r->css.ss.ps.state;
@@ -144,7 +245,15 @@ run_here(RxReceiveState *r)
 			slot = ExecProcNode(k->fragment);
 			if (TupIsNull(slot))
 				break;
-			tuplestore_puttupleslot(k->rows, slot);
+			if (store != NULL)
+				tuplestore_puttupleslot(store, slot);
+			else
+			{
+				MemoryContext old = MemoryContextSwitchTo(k->batch.cxt);
+
+				*batch_rows = lappend(*batch_rows, ExecCopySlotHeapTuple(slot));
+				MemoryContextSwitchTo(old);
+			}
 		}
 	}
 	PG_FINALLY();
@@ -175,7 +284,7 @@ run_there(RxReceiveState *r, int m)
 	message = rx_direct_message(linitial(((CustomScan *) r->css.ss.ps.plan)->custom_plans),
 								estate,
 								rx_consistent_reads ? rx_cluster_snapshot(estate) : NIL,
-								r->css.ss.ps.ps_ExprContext);
+								r->css.ss.ps.ps_ExprContext, NIL);
 	conn = rx_xact_changed_before(estate->es_snapshot->curcid)
 		? rx_xact_fragment_connection(&members[m]) : NULL;
 	in_xact = (conn != NULL);
@@ -188,7 +297,7 @@ run_there(RxReceiveState *r, int m)
 		MemoryContext old = MemoryContextSwitchTo(k->row_cxt);
 		char	   *report = NULL;
 		bool		found = rx_direct_next_row(conn, members[m].name, k->text_rows,
-											   k->text_slot, &report, k->what);
+											   k->text_slot, &report, k->what, NULL);
 
 		MemoryContextSwitchTo(old);
 		if (report != NULL)
@@ -204,8 +313,254 @@ run_there(RxReceiveState *r, int m)
 	else
 		rx_pool_put(conn, true);
 	MemoryContextSwitchTo(old_cxt);
-	if (++k->remote >= (uint64) r->info.keyed_remote_max)
+	k->remote++;
+	if (++k->spent >= r->info.keyed_remote_max)
 		k->switch_pending = true;
+}
+
+/* ---------------------------------------------------------------------
+ * Batches of lookups (lookahead.c makes them)
+ * ---------------------------------------------------------------------
+ */
+
+/* a new batch; the last one's rows go */
+void
+rx_receive_keyed_batch_start(RxReceiveState *r, int maxsets)
+{
+	KeyedBatch *b = &r->keyed->batch;
+
+	MemoryContextReset(b->cxt);
+	b->nsets = 0;
+	b->maxsets = maxsets;
+	b->current = -1;
+	b->keys = MemoryContextAlloc(b->cxt, sizeof(Datum) * maxsets);
+	b->key_nulls = MemoryContextAlloc(b->cxt, sizeof(bool) * maxsets);
+	b->owners = MemoryContextAlloc(b->cxt, sizeof(int) * maxsets);
+	b->values = MemoryContextAllocZero(b->cxt, sizeof(List *) * maxsets);
+	b->rows = MemoryContextAllocZero(b->cxt, sizeof(List *) * maxsets);
+}
+
+/* the lookup of the parameters' values now, as the batch's next */
+void
+rx_receive_keyed_batch_add(RxReceiveState *r)
+{
+	RxKeyed    *k = r->keyed;
+	KeyedBatch *b = &k->batch;
+	ExprContext *econtext = r->css.ss.ps.ps_ExprContext;
+	MemoryContext old;
+	Datum		key;
+	bool		isnull;
+	int			n = b->nsets;
+
+	if (n >= b->maxsets)
+		elog(ERROR, "keyed batch of exchange %d is full", r->info.exchange_id);
+	key = ExecEvalExprSwitchContext(k->value, econtext, &isnull);
+	old = MemoryContextSwitchTo(b->cxt);
+	b->key_nulls[n] = isnull;
+	b->keys[n] = isnull ? (Datum) 0 : datumCopy(key, k->key_byval, k->key_len);
+	/* a strict equality with NULL: no row (fallback.c checks strictness) */
+	b->owners[n] = isnull ? -1
+		: rx_member_of_key(r->info.keyed_relid, key, false, k->nmembers);
+	if (!isnull)
+		b->values[n] = rx_exec_param_values(econtext,
+											linitial(((CustomScan *) r->css.ss.ps.plan)->custom_plans),
+											r->css.ss.ps.state);
+	MemoryContextSwitchTo(old);
+	ResetExprContext(econtext);
+	b->nsets++;
+}
+
+/* set the keyed fragment's parameters to the values of lookup n */
+static void
+set_lookup_values(RxReceiveState *r, int n)
+{
+	RxKeyed    *k = r->keyed;
+	EState	   *estate = r->css.ss.ps.state;
+	Plan	   *keyed = linitial(((CustomScan *) r->css.ss.ps.plan)->custom_plans);
+	ListCell   *lc = list_head(k->batch.values[n]);
+	int			paramid = -1;
+
+	while ((paramid = bms_next_member(keyed->extParam, paramid)) >= 0)
+	{
+		ParamExecData *prm = &estate->es_param_exec_vals[paramid];
+		Const	   *c;
+
+		if (!OidIsValid(list_nth_oid(estate->es_plannedstmt->paramExecTypes, paramid)))
+			continue;
+		c = lfirst_node(Const, lc);
+		lc = lnext(k->batch.values[n], lc);
+		prm->execPlan = NULL;
+		prm->value = c->constvalue;
+		prm->isnull = c->constisnull;
+		k->fragment->chgParam = bms_add_member(k->fragment->chgParam, paramid);
+	}
+}
+
+/*
+ * Run the batch: one message to each other member that owns some of its
+ * keys, all sent before this member's lookups run here, then every
+ * member's rows read back and filed by lookup.
+ */
+void
+rx_receive_keyed_batch_run(RxReceiveState *r)
+{
+	RxKeyed    *k = r->keyed;
+	KeyedBatch *b = &k->batch;
+	EState	   *estate = r->css.ss.ps.state;
+	Plan	   *keyed = linitial(((CustomScan *) r->css.ss.ps.plan)->custom_plans);
+	int			natts = k->text_slot->tts_tupleDescriptor->natts;
+	List	   *member_sets[RX_MAX_MEMBERS] = {0};	/* lookups (int) by member */
+	PGconn	   *conns[RX_MAX_MEMBERS] = {0};
+	bool		in_xact[RX_MAX_MEMBERS] = {0};
+	bool		changed = rx_xact_changed_before(estate->es_snapshot->curcid);
+	List	   *snapshots = rx_consistent_reads ? rx_cluster_snapshot(estate) : NIL;
+	MemoryContext old = MemoryContextSwitchTo(b->cxt);
+
+	for (int n = 0; n < b->nsets; n++)
+		if (b->owners[n] >= 0)
+			member_sets[b->owners[n]] = lappend_int(member_sets[b->owners[n]], n);
+
+	PG_TRY();
+	{
+		for (int m = 0; m < k->nmembers; m++)
+		{
+			List	   *sets = NIL;
+			ListCell   *lc;
+
+			if (m == k->self || member_sets[m] == NIL)
+				continue;
+			foreach(lc, member_sets[m])
+				sets = lappend(sets, b->values[lfirst_int(lc)]);
+			conns[m] = changed ? rx_xact_fragment_connection(&k->members[m]) : NULL;
+			in_xact[m] = (conns[m] != NULL);
+			if (conns[m] == NULL)
+				conns[m] = rx_pool_get(&k->members[m]);
+			rx_direct_send(conns[m], k->members[m].name, !in_xact[m],
+						   rx_direct_message(keyed, estate, snapshots,
+											 r->css.ss.ps.ps_ExprContext, sets),
+						   natts + 1);
+			/* the pool and the transaction's session see the send first */
+			k->messages++;
+			k->spent += 1 + (double) list_length(sets) / RX_KEYS_PER_ROUND_TRIP;
+		}
+
+		/*
+		 * This member's lookups meanwhile, in the query's context.  They
+		 * set the parameters to each lookup's values; those the plan above
+		 * set (a correlated subquery's outer value) get theirs back after.
+		 */
+		if (member_sets[k->self] != NIL)
+		{
+			int			nparams = list_length(estate->es_plannedstmt->paramExecTypes);
+			ParamExecData *saved = palloc(sizeof(ParamExecData) * Max(nparams, 1));
+			int			paramid = -1;
+			ListCell   *lc;
+
+			while ((paramid = bms_next_member(keyed->extParam, paramid)) >= 0)
+				saved[paramid] = estate->es_param_exec_vals[paramid];
+			MemoryContextSwitchTo(old);
+			foreach(lc, member_sets[k->self])
+			{
+				int			n = lfirst_int(lc);
+
+				set_lookup_values(r, n);
+				run_here(r, NULL, &b->rows[n]);
+			}
+			MemoryContextSwitchTo(b->cxt);
+			while ((paramid = bms_next_member(keyed->extParam, paramid)) >= 0)
+				estate->es_param_exec_vals[paramid] = saved[paramid];
+		}
+
+		for (int m = 0; m < k->nmembers; m++)
+		{
+			if (conns[m] == NULL)
+				continue;
+			for (;;)
+			{
+				MemoryContext row_old = MemoryContextSwitchTo(k->row_cxt);
+				char	   *report = NULL;
+				int			set = -1;
+				bool		found = rx_direct_next_row(conns[m], k->members[m].name,
+													   k->text_rows, k->text_slot,
+													   &report, k->what, &set);
+
+				MemoryContextSwitchTo(row_old);
+				if (report != NULL)
+					rx_merge_direct_report(k->fragment, m, report);
+				if (!found)
+					break;
+				if (set < 0 || set >= list_length(member_sets[m]))
+					ereport(ERROR,
+							(errcode(ERRCODE_PROTOCOL_VIOLATION),
+							 errmsg("member \"%s\" returned a row of lookup %d of a batch of %d",
+									k->members[m].name, set, list_length(member_sets[m]))));
+				set = list_nth_int(member_sets[m], set);
+				b->rows[set] = lappend(b->rows[set],
+									   ExecCopySlotHeapTuple(k->text_slot));
+				MemoryContextReset(k->row_cxt);
+			}
+			if (in_xact[m])
+				rx_xact_fragment_done(conns[m]);
+			else
+				rx_pool_put(conns[m], true);
+			conns[m] = NULL;
+		}
+	}
+	PG_FINALLY();
+	{
+		/* a failure: what was sent is cancelled and closed (remote.c) */
+		MemoryContextSwitchTo(old);
+	}
+	PG_END_TRY();
+	k->batched += b->nsets;
+}
+
+/*
+ * May the LOOKAHEAD make another batch?  Not once the RECEIVE gathers;
+ * nor once lookups have cost what gathering costs: then the next rescan
+ * switches to gathering (the batch before is read first).
+ */
+bool
+rx_receive_keyed_batching(RxReceiveState *r)
+{
+	RxKeyed    *k = r->keyed;
+
+	if (!rx_receive_keyed_active(r) || k->switch_pending)
+		return false;
+	if (k->spent >= r->info.keyed_remote_max)
+	{
+		k->switch_pending = true;
+		return false;
+	}
+	return true;
+}
+
+/* the next rescan reads lookup n of the batch */
+void
+rx_receive_keyed_batch_select(RxReceiveState *r, int n)
+{
+	r->keyed->batch.current = n;
+}
+
+/*
+ * The rows of the batch's current lookup into k->rows, if the key now is
+ * its key; false if not (the rescan looks up as before)
+ */
+static bool
+take_from_batch(RxReceiveState *r, Datum key, bool isnull)
+{
+	RxKeyed    *k = r->keyed;
+	KeyedBatch *b = &k->batch;
+	int			n = b->current;
+	ListCell   *lc;
+
+	b->current = -1;
+	if (n < 0 || n >= b->nsets || b->key_nulls[n] != isnull ||
+		(!isnull && !datumIsEqual(key, b->keys[n], k->key_byval, k->key_len)))
+		return false;
+	foreach(lc, b->rows[n])
+		tuplestore_puttuple(k->rows, (HeapTuple) lfirst(lc));
+	return true;
 }
 
 /* the current lookup's next row into r->recv_slot, or NULL */
@@ -223,13 +578,15 @@ rx_receive_keyed_next(RxReceiveState *r)
 
 		k->ran = true;
 		value = ExecEvalExprSwitchContext(k->value, econtext, &isnull);
+		if (take_from_batch(r, value, isnull))
+			;
 		/* a strict equality with NULL: no row (fallback.c checks strictness) */
-		if (!isnull)
+		else if (!isnull)
 		{
 			owner = rx_member_of_key(r->info.keyed_relid, value, false,
 									 k->nmembers);
 			if (owner == k->self)
-				run_here(r);
+				run_here(r, k->rows, NULL);
 			else
 				run_there(r, owner);
 		}
@@ -289,6 +646,11 @@ rx_receive_keyed_explain(RxReceiveState *r, ExplainState *es)
 	{
 		ExplainPropertyInteger("Lookups Here", NULL, (int64) k->local, es);
 		ExplainPropertyInteger("Lookups on Other Members", NULL, (int64) k->remote, es);
+		if (k->batched > 0)
+		{
+			ExplainPropertyInteger("Lookups in Batches", NULL, (int64) k->batched, es);
+			ExplainPropertyInteger("Batch Messages", NULL, (int64) k->messages, es);
+		}
 		if (k->switched_after > 0)
 			ExplainPropertyText("Gathered", "after the lookups above", es);
 	}

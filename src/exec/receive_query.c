@@ -248,7 +248,7 @@ query_send(RxReceiveState *r)
 	message = rx_direct_message(bounded_fragment(outerPlan(shuffle), si.tuples_needed),
 								estate,
 								rx_consistent_reads ? rx_cluster_snapshot(estate) : NIL,
-								NULL);
+								NULL, NIL);
 
 	/*
 	 * After this transaction wrote, a member's part runs in its session of
@@ -292,9 +292,13 @@ query_release(RxReceiveState *r, bool pending)
 	r->query_sent = false;
 }
 
-/* is it harmless to run the plan when its rows may not be needed? */
-static bool
-speculation_safe(Plan *plan)
+/*
+ * Is it harmless to run the plan when its rows may not be needed (a
+ * sibling gather sent early, a nested loop's outer rows read ahead by a
+ * LOOKAHEAD)?  Our own nodes are if what they run is: gathers, lookups.
+ */
+bool
+rx_plan_speculation_safe(Plan *plan)
 {
 	List	   *exprs = NIL;
 	ListCell   *lc;
@@ -343,6 +347,11 @@ speculation_safe(Plan *plan)
 		case T_Append:
 		case T_SubqueryScan:
 			break;
+		case T_CustomScan:
+			if (!rx_is_receive(plan) && !rx_is_shuffle(plan) && !rx_is_lookahead(plan))
+				return false;
+			exprs = list_make1(((CustomScan *) plan)->custom_exprs);
+			break;
 		default:
 			return false;
 	}
@@ -350,7 +359,7 @@ speculation_safe(Plan *plan)
 	if (contain_volatile_functions((Node *) exprs))
 		return false;
 	foreach(lc, rx_plan_children(plan))
-		if (!speculation_safe(lfirst(lc)))
+		if (!rx_plan_speculation_safe(lfirst(lc)))
 			return false;
 	return true;
 }
@@ -400,7 +409,7 @@ send_siblings(RxReceiveState *r)
 		Plan	   *shuffle = outerPlan(g->css.ss.ps.plan);
 
 		if (g != r && !takes_values(shuffle, estate) &&
-			speculation_safe(outerPlan(shuffle)))
+			rx_plan_speculation_safe(outerPlan(shuffle)))
 			query_send(g);
 	}
 }
@@ -458,7 +467,7 @@ query_collect(RxReceiveState *r)
 			MemoryContext old = MemoryContextSwitchTo(row_cxt);
 			char	   *report = NULL;
 			bool		found = rx_direct_next_row(conn, members[m].name,
-												   text_rows, slot, &report, what);
+												   text_rows, slot, &report, what, NULL);
 
 			MemoryContextSwitchTo(old);
 			/* EXPLAIN ANALYZE: the member's counters into the fragment */

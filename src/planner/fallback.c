@@ -367,8 +367,13 @@ set_keyed(RxPlanContext *ctx, CustomScan *receive, Scan *scan,
 	if (value == NULL)
 		return;
 	remote_max = keyed_remote_max(rte->relid, ctx->nmembers);
-	/* a nested loop expected to look up more keys than that: gather */
-	if (ctx->rescans * (ctx->nmembers - 1) / Max(ctx->nmembers, 1) > remote_max)
+	/*
+	 * a nested loop expected to look up more keys than that, one round
+	 * trip each, or in batches (lookahead.c) a key a fraction of one:
+	 * gather
+	 */
+	if (ctx->rescans * (ctx->nmembers - 1) / Max(ctx->nmembers, 1) /
+		(ctx->lookahead ? RX_KEYS_PER_ROUND_TRIP : 1) > remote_max)
 		return;
 
 	/* the same scan (its costs and estimates too), the gather's columns */
@@ -687,4 +692,32 @@ rx_fallback_scan(RxPlanContext *ctx, Scan *scan)
 	receive->scan.plan.startup_cost = scan->plan.startup_cost;
 	receive->scan.plan.total_cost = scan->plan.total_cost;
 	return (Plan *) receive;
+}
+
+/*
+ * Can a nested loop's lookups go in batches?  Its outer side, rewritten,
+ * is read ahead by a LOOKAHEAD (lookahead.c), which sets the loop's
+ * parameters for each row it reads: the loop must have parameters, and
+ * reading rows it may never need must be harmless.
+ */
+bool
+rx_lookahead_possible(NestLoop *loop)
+{
+	return loop->nestParams != NIL &&
+		rx_plan_speculation_safe(loop->join.plan.lefttree);
+}
+
+/* a nested loop over a keyed RECEIVE looks its keys up in batches */
+void
+rx_fallback_lookahead(RxPlanContext *ctx, NestLoop *loop)
+{
+	Plan	   *inner = loop->join.plan.righttree;
+
+	if (!rx_is_receive(inner) || ((CustomScan *) inner)->custom_plans == NIL ||
+		!rx_lookahead_possible(loop))
+		return;
+	loop->join.plan.lefttree = rx_lookahead_node(loop->join.plan.lefttree,
+												 inner->plan_node_id,
+												 loop->nestParams,
+												 rx_new_node_id(ctx));
 }

@@ -448,15 +448,24 @@ rewrite_serial(RxPlanContext *ctx, Plan *plan)
 	plan->parallel_aware = false;
 	if (IsA(plan, NestLoop))
 	{
-		/* the inner side runs once per outer row (keyed lookups, fallback.c) */
+		/*
+		 * the inner side runs once per outer row, and a keyed lookup there
+		 * in batches when the outer rows can be read ahead (fallback.c)
+		 */
 		double		saved = ctx->rescans;
+		bool		saved_lookahead = ctx->lookahead;
 
 		plan->lefttree = rewrite_serial(ctx, plan->lefttree);
 		ctx->rescans = saved * Max(plan->lefttree->plan_rows, 1);
+		ctx->lookahead = is_distributed_scan(ctx, plan->righttree) &&
+			rx_lookahead_possible((NestLoop *) plan);
 		plan->righttree = rewrite_serial(ctx, plan->righttree);
 		ctx->rescans = saved;
+		ctx->lookahead = saved_lookahead;
+		rx_fallback_lookahead(ctx, (NestLoop *) plan);
 		return plan;
 	}
+	ctx->lookahead = false;
 	rx_map_plan_children(ctx, plan, rewrite_serial);
 	return plan;
 }
@@ -501,6 +510,7 @@ rx_distribute(PlannedStmt *stmt, int nmembers)
 	ctx.next_node_id = max_id + 1;
 
 	ctx.rescans = 1;
+	ctx.lookahead = false;
 	stmt->planTree = rewrite_serial(&ctx, rx_below_gathers(&ctx, stmt->planTree));
 	foreach(lc, stmt->subplans)
 		lfirst(lc) = rewrite_serial(&ctx, rx_below_gathers(&ctx, lfirst(lc)));

@@ -19,7 +19,16 @@ typedef struct RxPlanContext
 	int			next_node_id;
 	Bitmapset  *result_rtis;	/* targets of DML: never rewritten */
 	double		rescans;		/* expected runs of the part being rewritten */
+	bool		lookahead;		/* ... in batches: it is the inner scan of a
+								 * nested loop that gets a LOOKAHEAD */
 } RxPlanContext;
+
+/*
+ * fallback.c: a LOOKAHEAD for a nested loop over a keyed RECEIVE; may the
+ * loop's outer side, rewritten, be read ahead?
+ */
+extern void rx_fallback_lookahead(RxPlanContext *ctx, NestLoop *loop);
+extern bool rx_lookahead_possible(NestLoop *loop);
 
 /* partial_agg.c: a Finalize Agg over its Partial Agg as one Agg */
 extern Plan *rx_collapse_partial_agg(Plan *plan);
