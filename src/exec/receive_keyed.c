@@ -114,8 +114,8 @@ struct RxKeyed
 /*
  * Keyed RECEIVEs of running queries, for the LOOKAHEAD that feeds each
  * (lookahead.c) to find by plan node id: the LOOKAHEAD is initialized
- * before the RECEIVE on the loop's inner side.  An entry goes when the
- * RECEIVE ends, or with the query's memory when it fails.
+ * before the RECEIVE on the loop's inner side.  An entry goes with the
+ * query's memory (the executor state's), whether the query ends or fails.
  */
 typedef struct KeyedEntry
 {
