@@ -380,6 +380,34 @@ DECLARE keyed_c CURSOR FOR SELECT id, (SELECT sum(v) FROM t_int t WHERE t.k = r.
 FETCH 3 FROM keyed_c;
 FETCH ALL FROM keyed_c;
 COMMIT;
+-- ... and a nested loop's batches, fetched row by row, with a write
+-- after the first batch to rows of a later one: the cursor reads as of
+-- its start, on the cluster as on the plain tables
+CREATE FUNCTION public.rx_cursor_write(s text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE c refcursor; rec record; n int := 0; total bigint := 0;
+BEGIN
+  PERFORM set_config('enable_hashjoin', 'off', true);
+  PERFORM set_config('enable_mergejoin', 'off', true);
+  OPEN c FOR EXECUTE format('SELECT r.id, t.v FROM %I.r LEFT JOIN %I.t_int t ON t.k = r.id WHERE r.id BETWEEN 140 AND 205 ORDER BY r.id', s, s);
+  LOOP
+    FETCH c INTO rec;
+    EXIT WHEN NOT FOUND;
+    n := n + 1;
+    total := total + coalesce(rec.v, 0);
+    IF n = 4 THEN
+      EXECUTE format('UPDATE %I.t_int SET v = v + 1000 WHERE k = 190', s);
+    END IF;
+  END LOOP;
+  CLOSE c;
+  RETURN format('%s rows, sum %s', n, total);
+END $$;
+BEGIN;
+SET LOCAL enable_hashjoin = off;
+SET LOCAL enable_mergejoin = off;
+EXPLAIN (COSTS OFF) SELECT r.id, t.v FROM dd.r LEFT JOIN dd.t_int t ON t.k = r.id WHERE r.id BETWEEN 140 AND 205 ORDER BY r.id;
+SELECT rx_cursor_write('dd') AS cluster, rx_cursor_write('dl') AS plain;
+ROLLBACK;
+DROP FUNCTION public.rx_cursor_write(text);
 -- an error in a lookup ends the query; the next one runs
 \set VERBOSITY terse
 SELECT id, (SELECT count(*) FROM t_int t WHERE t.k = r.id AND 1 / (t.v - t.v) = 1) FROM r WHERE id <= 12;

@@ -327,6 +327,31 @@ rx_direct_next_row(PGconn *conn, const char *member, RxTextRows *tr,
 	}
 }
 
+/*
+ * The connection a direct message to member goes over: after this
+ * transaction wrote there, the transaction's session there (it reads its
+ * own writes; *in_xact), otherwise one of the session's pool
+ */
+PGconn *
+rx_direct_conn(RxMember *member, EState *estate, bool *in_xact)
+{
+	PGconn	   *conn = rx_xact_changed_before(estate->es_snapshot->curcid)
+		? rx_xact_fragment_connection(member) : NULL;
+
+	*in_xact = (conn != NULL);
+	return conn != NULL ? conn : rx_pool_get(member);
+}
+
+/* done with it, every result read: back to the transaction or the pool */
+void
+rx_direct_conn_done(PGconn *conn, bool in_xact)
+{
+	if (in_xact)
+		rx_xact_fragment_done(conn);
+	else
+		rx_pool_put(conn, true);
+}
+
 /* send the plan to its member */
 static void
 send_plan(DirectState *st)
@@ -335,11 +360,7 @@ send_plan(DirectState *st)
 	CustomScan *cscan = (CustomScan *) st->css.ss.ps.plan;
 	RxMember   *member = &st->members[st->owner];
 
-	st->conn = rx_xact_changed_before(estate->es_snapshot->curcid)
-		? rx_xact_fragment_connection(member) : NULL;
-	st->conn_in_xact = (st->conn != NULL);
-	if (st->conn == NULL)
-		st->conn = rx_pool_get(member);
+	st->conn = rx_direct_conn(member, estate, &st->conn_in_xact);
 	rx_direct_send(st->conn, member->name, !st->conn_in_xact,
 				   rx_direct_message(linitial(cscan->custom_plans), estate,
 									 IsolationUsesXactSnapshot() && rx_consistent_reads
@@ -360,10 +381,7 @@ release_conn(DirectState *st)
 	while (!st->finished &&
 		   (res = rx_get_result(st->conn, st->members[st->owner].name)) != NULL)
 		PQclear(res);
-	if (st->conn_in_xact)
-		rx_xact_fragment_done(st->conn);
-	else
-		rx_pool_put(st->conn, true);
+	rx_direct_conn_done(st->conn, st->conn_in_xact);
 	st->conn = NULL;
 	st->finished = true;
 }

@@ -10,6 +10,7 @@
 #define RX_DIRECT_H
 
 #include "executor/tuptable.h"
+#include "nodes/execnodes.h"
 #include "nodes/parsenodes.h"
 #include "nodes/plannodes.h"
 
@@ -35,6 +36,10 @@ extern void rx_direct_init(void);
  */
 struct pg_conn;
 struct RxTextRows;
+struct RxMember;
+extern struct pg_conn *rx_direct_conn(struct RxMember *member, EState *estate,
+									  bool *in_xact);
+extern void rx_direct_conn_done(struct pg_conn *conn, bool in_xact);
 extern void rx_direct_send(struct pg_conn *conn, const char *member,
 						   bool pooled, const char *message, int natts);
 extern bool rx_direct_next_row(struct pg_conn *conn, const char *member,

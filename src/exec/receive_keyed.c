@@ -27,9 +27,10 @@
  * between, and numbers the rows it returns by lookup) and as local runs
  * for this member's keys, the members' messages all sent before any
  * reply is read.  Then each rescan of the loop, for the outer row the
- * LOOKAHEAD just returned, takes its rows from the batch; a rescan whose
- * key is not the batch's (it cannot happen with the loop's own
- * parameters, but it costs nothing to check) looks up as before.
+ * LOOKAHEAD just returned, takes its rows from the batch.  Any other
+ * rescan (a correlated subquery's; one whose key is not the batch's,
+ * which cannot happen with the loop's own parameters, but costs nothing
+ * to check) runs as a batch of one lookup.
  *
  * A lookup on another member costs a round trip; after
  * RxReceiveInfo.keyed_remote_max of them (the cost of gathering the
@@ -54,12 +55,10 @@
 #include "utils/snapmgr.h"
 
 #include "cluster/cluster_snapshot.h"
-#include "cluster/conn_pool.h"
 #include "cluster/dispatch.h"
 #include "cluster/hashing.h"
 #include "cluster/metadata.h"
 #include "cluster/remote.h"
-#include "cluster/remote_xact.h"
 #include "exec/direct.h"
 #include "exec/exchange_state.h"
 #include "rdma_exchange.h"
@@ -107,7 +106,6 @@ struct RxKeyed
 	RxTextRows *text_rows;
 	TupleTableSlot *text_slot;
 	MemoryContext row_cxt;
-	MemoryContext lookup_cxt;	/* a remote lookup's message and the like */
 	char	   *what;
 };
 
@@ -190,16 +188,13 @@ rx_receive_keyed_begin(RxReceiveState *r, EState *estate, int eflags)
 	k->row_cxt = AllocSetContextCreate(CurrentMemoryContext,
 									   "rdma_exchange keyed row",
 									   ALLOCSET_SMALL_SIZES);
-	/* reset by every remote lookup: a rescan may run millions of times */
-	k->lookup_cxt = AllocSetContextCreate(CurrentMemoryContext,
-										  "rdma_exchange keyed lookup",
-										  ALLOCSET_DEFAULT_SIZES);
 	k->nmembers = rx_get_members(&k->members);
 	k->self = rx_self_member_index();
 	k->what = psprintf("keyed lookup of exchange %d failed",
 					   r->info.exchange_id);
 	get_typlenbyval(exprType((Node *) r->info.keyed_value), &k->key_len,
 					&k->key_byval);
+	/* reset by every lookup or batch: a rescan may run millions of times */
 	k->batch.cxt = AllocSetContextCreate(CurrentMemoryContext,
 										 "rdma_exchange keyed batch",
 										 ALLOCSET_DEFAULT_SIZES);
@@ -215,12 +210,12 @@ rx_receive_keyed_active(RxReceiveState *r)
 }
 
 /*
- * The lookup on this member, in this backend, its rows into store (the
- * current lookup's), or a batch's lookup's list.  It runs in the query's
- * memory context: the index scan opens its scan descriptor there.
+ * A lookup on this member, in this backend, its rows into *rows (in the
+ * batch's memory).  It runs in the query's memory context: the index scan
+ * opens its scan descriptor there.
  */
 static void
-run_here(RxReceiveState *r, Tuplestorestate *store, List **batch_rows)
+run_here(RxReceiveState *r, List **rows)
 {
 	RxKeyed    *k = r->keyed;
 	EState	   *estate = r->css.ss.ps.state;
@@ -240,20 +235,15 @@ run_here(RxReceiveState *r, Tuplestorestate *store, List **batch_rows)
 		for (;;)
 		{
 			TupleTableSlot *slot;
+			MemoryContext old;
 
 			CHECK_FOR_INTERRUPTS();
 			slot = ExecProcNode(k->fragment);
 			if (TupIsNull(slot))
 				break;
-			if (store != NULL)
-				tuplestore_puttupleslot(store, slot);
-			else
-			{
-				MemoryContext old = MemoryContextSwitchTo(k->batch.cxt);
-
-				*batch_rows = lappend(*batch_rows, ExecCopySlotHeapTuple(slot));
-				MemoryContextSwitchTo(old);
-			}
+			old = MemoryContextSwitchTo(k->batch.cxt);
+			*rows = lappend(*rows, ExecCopySlotHeapTuple(slot));
+			MemoryContextSwitchTo(old);
 		}
 	}
 	PG_FINALLY();
@@ -262,60 +252,6 @@ run_here(RxReceiveState *r, Tuplestorestate *store, List **batch_rows)
 	}
 	PG_END_TRY();
 	k->local++;
-}
-
-/*
- * The lookup on member m: one round trip.  What it allocates besides the
- * rows (the message, the rows' text) goes with k->lookup_cxt, reset here.
- */
-static void
-run_there(RxReceiveState *r, int m)
-{
-	RxKeyed    *k = r->keyed;
-	EState	   *estate = r->css.ss.ps.state;
-	RxMember   *members = k->members;
-	PGconn	   *conn;
-	bool		in_xact;
-	char	   *message;
-	MemoryContext old_cxt;
-
-	MemoryContextReset(k->lookup_cxt);
-	old_cxt = MemoryContextSwitchTo(k->lookup_cxt);
-	message = rx_direct_message(linitial(((CustomScan *) r->css.ss.ps.plan)->custom_plans),
-								estate,
-								rx_consistent_reads ? rx_cluster_snapshot(estate) : NIL,
-								r->css.ss.ps.ps_ExprContext, NIL);
-	conn = rx_xact_changed_before(estate->es_snapshot->curcid)
-		? rx_xact_fragment_connection(&members[m]) : NULL;
-	in_xact = (conn != NULL);
-	if (conn == NULL)
-		conn = rx_pool_get(&members[m]);
-	rx_direct_send(conn, members[m].name, !in_xact, message,
-				   k->text_slot->tts_tupleDescriptor->natts);
-	for (;;)
-	{
-		MemoryContext old = MemoryContextSwitchTo(k->row_cxt);
-		char	   *report = NULL;
-		bool		found = rx_direct_next_row(conn, members[m].name, k->text_rows,
-											   k->text_slot, &report, k->what, NULL);
-
-		MemoryContextSwitchTo(old);
-		if (report != NULL)
-			rx_merge_direct_report(k->fragment, m, report);
-		if (!found)
-			break;
-		tuplestore_puttupleslot(k->rows, k->text_slot);
-		MemoryContextReset(k->row_cxt);
-	}
-	MemoryContextReset(k->row_cxt);
-	if (in_xact)
-		rx_xact_fragment_done(conn);
-	else
-		rx_pool_put(conn, true);
-	MemoryContextSwitchTo(old_cxt);
-	k->remote++;
-	if (++k->spent >= r->info.keyed_remote_max)
-		k->switch_pending = true;
 }
 
 /* ---------------------------------------------------------------------
@@ -399,10 +335,11 @@ set_lookup_values(RxReceiveState *r, int n)
 /*
  * Run the batch: one message to each other member that owns some of its
  * keys, all sent before this member's lookups run here, then every
- * member's rows read back and filed by lookup.
+ * member's rows read back and filed by lookup.  A single lookup (a rescan
+ * not fed by a LOOKAHEAD) runs as a batch of one: not batched.
  */
-void
-rx_receive_keyed_batch_run(RxReceiveState *r)
+static void
+run_lookups(RxReceiveState *r, bool batched)
 {
 	RxKeyed    *k = r->keyed;
 	KeyedBatch *b = &k->batch;
@@ -412,7 +349,6 @@ rx_receive_keyed_batch_run(RxReceiveState *r)
 	List	   *member_sets[RX_MAX_MEMBERS] = {0};	/* lookups (int) by member */
 	PGconn	   *conns[RX_MAX_MEMBERS] = {0};
 	bool		in_xact[RX_MAX_MEMBERS] = {0};
-	bool		changed = rx_xact_changed_before(estate->es_snapshot->curcid);
 	List	   *snapshots = rx_consistent_reads ? rx_cluster_snapshot(estate) : NIL;
 	MemoryContext old = MemoryContextSwitchTo(b->cxt);
 
@@ -431,17 +367,21 @@ rx_receive_keyed_batch_run(RxReceiveState *r)
 				continue;
 			foreach(lc, member_sets[m])
 				sets = lappend(sets, b->values[lfirst_int(lc)]);
-			conns[m] = changed ? rx_xact_fragment_connection(&k->members[m]) : NULL;
-			in_xact[m] = (conns[m] != NULL);
-			if (conns[m] == NULL)
-				conns[m] = rx_pool_get(&k->members[m]);
+			conns[m] = rx_direct_conn(&k->members[m], estate, &in_xact[m]);
 			rx_direct_send(conns[m], k->members[m].name, !in_xact[m],
 						   rx_direct_message(keyed, estate, snapshots,
 											 r->css.ss.ps.ps_ExprContext, sets),
 						   natts + 1);
-			/* the pool and the transaction's session see the send first */
-			k->messages++;
-			k->spent += 1 + (double) list_length(sets) / RX_KEYS_PER_ROUND_TRIP;
+			if (batched)
+			{
+				k->messages++;
+				k->spent += 1 + (double) list_length(sets) / RX_KEYS_PER_ROUND_TRIP;
+			}
+			else
+			{
+				k->remote++;
+				k->spent += 1;
+			}
 		}
 
 		/*
@@ -464,7 +404,7 @@ rx_receive_keyed_batch_run(RxReceiveState *r)
 				int			n = lfirst_int(lc);
 
 				set_lookup_values(r, n);
-				run_here(r, NULL, &b->rows[n]);
+				run_here(r, &b->rows[n]);
 			}
 			MemoryContextSwitchTo(b->cxt);
 			while ((paramid = bms_next_member(keyed->extParam, paramid)) >= 0)
@@ -499,10 +439,7 @@ rx_receive_keyed_batch_run(RxReceiveState *r)
 									   ExecCopySlotHeapTuple(k->text_slot));
 				MemoryContextReset(k->row_cxt);
 			}
-			if (in_xact[m])
-				rx_xact_fragment_done(conns[m]);
-			else
-				rx_pool_put(conns[m], true);
+			rx_direct_conn_done(conns[m], in_xact[m]);
 			conns[m] = NULL;
 		}
 	}
@@ -512,7 +449,16 @@ rx_receive_keyed_batch_run(RxReceiveState *r)
 		MemoryContextSwitchTo(old);
 	}
 	PG_END_TRY();
-	k->batched += b->nsets;
+	if (batched)
+		k->batched += b->nsets;
+	else if (k->spent >= r->info.keyed_remote_max)
+		k->switch_pending = true;
+}
+
+void
+rx_receive_keyed_batch_run(RxReceiveState *r)
+{
+	run_lookups(r, true);
 }
 
 /*
@@ -542,25 +488,31 @@ rx_receive_keyed_batch_select(RxReceiveState *r, int n)
 	r->keyed->batch.current = n;
 }
 
+/* the rows of the batch's lookup n into k->rows */
+static void
+take_rows(RxReceiveState *r, int n)
+{
+	RxKeyed    *k = r->keyed;
+	ListCell   *lc;
+
+	foreach(lc, k->batch.rows[n])
+		tuplestore_puttuple(k->rows, (HeapTuple) lfirst(lc));
+}
+
 /*
- * The rows of the batch's current lookup into k->rows, if the key now is
- * its key; false if not (the rescan looks up as before)
+ * Is the batch's current lookup (the LOOKAHEAD's row the loop just took)
+ * the one for this key?
  */
 static bool
-take_from_batch(RxReceiveState *r, Datum key, bool isnull)
+current_in_batch(RxReceiveState *r, Datum key, bool isnull)
 {
 	RxKeyed    *k = r->keyed;
 	KeyedBatch *b = &k->batch;
 	int			n = b->current;
-	ListCell   *lc;
 
 	b->current = -1;
-	if (n < 0 || n >= b->nsets || b->key_nulls[n] != isnull ||
-		(!isnull && !datumIsEqual(key, b->keys[n], k->key_byval, k->key_len)))
-		return false;
-	foreach(lc, b->rows[n])
-		tuplestore_puttuple(k->rows, (HeapTuple) lfirst(lc));
-	return true;
+	return n >= 0 && n < b->nsets && b->key_nulls[n] == isnull &&
+		(isnull || datumIsEqual(key, b->keys[n], k->key_byval, k->key_len));
 }
 
 /* the current lookup's next row into r->recv_slot, or NULL */
@@ -574,21 +526,21 @@ rx_receive_keyed_next(RxReceiveState *r)
 		ExprContext *econtext = r->css.ss.ps.ps_ExprContext;
 		bool		isnull;
 		Datum		value;
-		int			owner;
+		int			n;
 
 		k->ran = true;
+		n = k->batch.current;
 		value = ExecEvalExprSwitchContext(k->value, econtext, &isnull);
-		if (take_from_batch(r, value, isnull))
-			;
+		if (current_in_batch(r, value, isnull))
+			take_rows(r, n);
 		/* a strict equality with NULL: no row (fallback.c checks strictness) */
 		else if (!isnull)
 		{
-			owner = rx_member_of_key(r->info.keyed_relid, value, false,
-									 k->nmembers);
-			if (owner == k->self)
-				run_here(r, k->rows, NULL);
-			else
-				run_there(r, owner);
+			/* this key alone: a batch of one */
+			rx_receive_keyed_batch_start(r, 1);
+			rx_receive_keyed_batch_add(r);
+			run_lookups(r, false);
+			take_rows(r, 0);
 		}
 	}
 	return tuplestore_gettupleslot(k->rows, true, false, r->recv_slot)

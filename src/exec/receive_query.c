@@ -233,7 +233,6 @@ query_send(RxReceiveState *r)
 	int			nmembers = rx_get_members(&members);
 	int			self = rx_self_member_index();
 	char	   *message;
-	bool		xact_wrote;
 
 	if (nmembers == 0 || self < 0)
 		ereport(ERROR,
@@ -254,19 +253,13 @@ query_send(RxReceiveState *r)
 	 * After this transaction wrote, a member's part runs in its session of
 	 * the transaction there (it reads its own writes), as a fragment does.
 	 */
-	xact_wrote = rx_xact_changed_before(estate->es_snapshot->curcid);
 	for (int m = 0; m < nmembers; m++)
 	{
-		PGconn	   *conn;
-
 		if (m == self || (si.single_sender >= 0 && m != si.single_sender))
 			continue;
-		conn = xact_wrote ? rx_xact_fragment_connection(&members[m]) : NULL;
-		r->query_in_xact[m] = (conn != NULL);
-		if (conn == NULL)
-			conn = rx_pool_get(&members[m]);
-		r->query_conns[m] = conn;
-		rx_direct_send(conn, members[m].name, !r->query_in_xact[m], message, natts);
+		r->query_conns[m] = rx_direct_conn(&members[m], estate, &r->query_in_xact[m]);
+		rx_direct_send(r->query_conns[m], members[m].name, !r->query_in_xact[m],
+					   message, natts);
 	}
 	r->query_sent = true;
 }
