@@ -389,7 +389,14 @@ run_lookups(RxReceiveState *r, bool batched)
 		 * set the parameters to each lookup's values; those the plan above
 		 * set (a correlated subquery's outer value) get theirs back after.
 		 */
-		if (member_sets[k->self] != NIL)
+		if (member_sets[k->self] != NIL && !batched)
+		{
+			/* a single lookup: the parameters hold its values */
+			MemoryContextSwitchTo(old);
+			run_here(r, &b->rows[0]);
+			MemoryContextSwitchTo(b->cxt);
+		}
+		else if (member_sets[k->self] != NIL)
 		{
 			int			nparams = list_length(estate->es_plannedstmt->paramExecTypes);
 			ParamExecData *saved = palloc(sizeof(ParamExecData) * Max(nparams, 1));
@@ -524,23 +531,27 @@ rx_receive_keyed_next(RxReceiveState *r)
 	if (!k->ran)
 	{
 		ExprContext *econtext = r->css.ss.ps.ps_ExprContext;
-		bool		isnull;
-		Datum		value;
+		bool		isnull = true;
+		Datum		value = (Datum) 0;
 		int			n;
 
 		k->ran = true;
 		n = k->batch.current;
-		value = ExecEvalExprSwitchContext(k->value, econtext, &isnull);
-		if (current_in_batch(r, value, isnull))
+		if (n >= 0)
+			value = ExecEvalExprSwitchContext(k->value, econtext, &isnull);
+		if (n >= 0 && current_in_batch(r, value, isnull))
 			take_rows(r, n);
-		/* a strict equality with NULL: no row (fallback.c checks strictness) */
-		else if (!isnull)
+		else
 		{
 			/* this key alone: a batch of one */
 			rx_receive_keyed_batch_start(r, 1);
 			rx_receive_keyed_batch_add(r);
-			run_lookups(r, false);
-			take_rows(r, 0);
+			/* a strict equality with NULL: no row (fallback.c checks strictness) */
+			if (k->batch.owners[0] >= 0)
+			{
+				run_lookups(r, false);
+				take_rows(r, 0);
+			}
 		}
 	}
 	return tuplestore_gettupleslot(k->rows, true, false, r->recv_slot)
