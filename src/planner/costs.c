@@ -21,6 +21,8 @@
 #include "parser/parsetree.h"
 
 #include "cluster/metadata.h"
+#include "exec/exchange.h"
+#include "exec/exchange_state.h"
 #include "planner/planner.h"
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
@@ -172,7 +174,14 @@ keyed_on_distribution(PlannerInfo *root, Path *inner)
  *	  Gathers of partial plans cheap).  Without it, a nested loop over an
  *	  index of lineitem looks cheaper than any distributed plan for TPC-H
  *	  Q17 (6 million rows gathered) and Q19 (all of lineitem scanned to
- *	  look up 465 parts).
+ *	  look up 465 parts).  But an index or bitmap scan by the table's
+ *	  distribution column is read by key (receive_keyed.c): each outer row
+ *	  looks its key up on the owner, at most a round trip each, which
+ *	  costs about what gathering RX_LOOKUP_ROWS rows costs (fallback.c's
+ *	  keyed_remote_max() switches to the gather at that rate); charged the
+ *	  cheaper of the two.  Without it, twenty tellers joined to their
+ *	  accounts by the accounts' key scanned all of accounts on every member
+ *	  (165 ms) where one server looks up twenty rows (0.1 ms).
  *  - Rescanning gathered rows with the join condition as a filter: chosen
  *	  only when PostgreSQL expects a row or two on a side, and a
  *	  misestimate costs rows x rows comparisons on the coordinator where a
@@ -222,9 +231,18 @@ rx_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel,
 			continue;
 		inner = path->innerjoinpath;
 		if (inner->param_info != NULL && is_hash_distributed_rel(root, inner->parent))
-			charge = inner->parent->cheapest_total_path->total_cost /
-				rx_planning_nmembers() +
+		{
+			int			n = rx_planning_nmembers();
+
+			charge = inner->parent->cheapest_total_path->total_cost / n +
 				inner->parent->rows * DEFAULT_PARALLEL_TUPLE_COST;
+			if (rx_keyed_lookups &&
+				(IsA(inner, IndexPath) || IsA(inner, BitmapHeapPath)) &&
+				keyed_on_distribution(root, inner))
+				charge = Min(charge,
+							 path->outerjoinpath->rows * (n - 1) / n *
+							 RX_LOOKUP_ROWS * DEFAULT_PARALLEL_TUPLE_COST);
+		}
 		else if (inner->param_info == NULL && path_gathers(inner))
 			charge = disable_cost;
 		else

@@ -273,7 +273,7 @@ table_rows(Oid relid, int nmembers)
 static int
 keyed_remote_max(Oid relid, int nmembers)
 {
-	return (int) Min(16 + table_rows(relid, nmembers) / 1000, (double) INT_MAX);
+	return (int) Min(16 + table_rows(relid, nmembers) / RX_LOOKUP_ROWS, (double) INT_MAX);
 }
 
 /*
