@@ -110,33 +110,33 @@ typedef struct ShownSetting
 	char	   *text;			/* as shown, malloc'd */
 } ShownSetting;
 
+/*
+ * The setting's variable into v (a string's pointer, not a copy); false
+ * for a setting shown by a hook, or a string not set: shown every time
+ */
 static bool
-unchanged(struct config_generic *conf, ShownSetting *shown)
+read_variable(struct config_generic *conf, ShownSetting *v)
 {
-	if (!shown->valid || shown->conf != conf)
-		return false;
+	memset(&v->raw, 0, sizeof(v->raw));
+	v->raw_string = NULL;
 	switch (conf->vartype)
 	{
 		case PGC_BOOL:
-			return ((struct config_bool *) conf)->show_hook == NULL &&
-				*((struct config_bool *) conf)->variable == shown->raw.b;
+			v->raw.b = *((struct config_bool *) conf)->variable;
+			return ((struct config_bool *) conf)->show_hook == NULL;
 		case PGC_INT:
-			return ((struct config_int *) conf)->show_hook == NULL &&
-				*((struct config_int *) conf)->variable == shown->raw.i;
+			v->raw.i = *((struct config_int *) conf)->variable;
+			return ((struct config_int *) conf)->show_hook == NULL;
 		case PGC_REAL:
-			return ((struct config_real *) conf)->show_hook == NULL &&
-				*((struct config_real *) conf)->variable == shown->raw.r;
+			v->raw.r = *((struct config_real *) conf)->variable;
+			return ((struct config_real *) conf)->show_hook == NULL;
 		case PGC_ENUM:
-			return ((struct config_enum *) conf)->show_hook == NULL &&
-				*((struct config_enum *) conf)->variable == shown->raw.i;
+			v->raw.i = *((struct config_enum *) conf)->variable;
+			return ((struct config_enum *) conf)->show_hook == NULL;
 		case PGC_STRING:
-			{
-				const char *value = *((struct config_string *) conf)->variable;
-
-				return ((struct config_string *) conf)->show_hook == NULL &&
-					value != NULL && shown->raw_string != NULL &&
-					strcmp(value, shown->raw_string) == 0;
-			}
+			v->raw_string = *((struct config_string *) conf)->variable;
+			return ((struct config_string *) conf)->show_hook == NULL &&
+				v->raw_string != NULL;
 	}
 	return false;
 }
@@ -144,37 +144,24 @@ unchanged(struct config_generic *conf, ShownSetting *shown)
 static void
 ship_setting(RxFragmentMsg *msg, struct config_generic *conf, ShownSetting *shown)
 {
-	if (!unchanged(conf, shown))
+	ShownSetting now;
+	bool		cacheable = read_variable(conf, &now);
+
+	if (!cacheable || !shown->valid || shown->conf != conf ||
+		(conf->vartype == PGC_STRING
+		 ? strcmp(now.raw_string, shown->raw_string) != 0
+		 : memcmp(&now.raw, &shown->raw, sizeof(now.raw)) != 0))
 	{
 		char	   *text = GetConfigOptionByName(conf->name, NULL, false);
 
-		shown->valid = false;
-		shown->conf = conf;
 		free(shown->text);
 		free(shown->raw_string);
-		shown->raw_string = NULL;
+		shown->conf = conf;
+		shown->raw = now.raw;
+		shown->raw_string = now.raw_string ? strdup(now.raw_string) : NULL;
 		shown->text = strdup(text);
-		switch (conf->vartype)
-		{
-			case PGC_BOOL:
-				shown->raw.b = *((struct config_bool *) conf)->variable;
-				break;
-			case PGC_INT:
-				shown->raw.i = *((struct config_int *) conf)->variable;
-				break;
-			case PGC_REAL:
-				shown->raw.r = *((struct config_real *) conf)->variable;
-				break;
-			case PGC_ENUM:
-				shown->raw.i = *((struct config_enum *) conf)->variable;
-				break;
-			case PGC_STRING:
-				if (*((struct config_string *) conf)->variable != NULL)
-					shown->raw_string = strdup(*((struct config_string *) conf)->variable);
-				break;
-		}
-		shown->valid = shown->text != NULL &&
-			(conf->vartype != PGC_STRING || shown->raw_string != NULL);
+		shown->valid = cacheable && shown->text != NULL &&
+			(now.raw_string == NULL || shown->raw_string != NULL);
 		if (!shown->valid)
 		{
 			msg->guc_names = lappend(msg->guc_names, makeString((char *) conf->name));
