@@ -51,14 +51,16 @@ CREATE TRIGGER catalog_changed
 	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON rdma_exchange.dist_table
 	FOR EACH STATEMENT EXECUTE FUNCTION rdma_exchange.catalog_changed();
 
--- Internal: a writer of a reference table waits here, on the first member,
--- for its turn (src/cluster/ref_order.c).  PUBLIC: any role that may write
--- the table runs it; holding it only makes other writers wait.
-CREATE FUNCTION rdma_exchange.order_reference_write(qualified_name text)
+-- Internal: a writer of a reference table that entered through member
+-- entry waits here, on the first member, for its turn
+-- (src/cluster/ref_order.c).  PUBLIC: any role that may write the table
+-- runs it; holding it only makes other writers wait.
+CREATE FUNCTION rdma_exchange.order_reference_write(qualified_name text,
+	entry int, members int)
 RETURNS void
 AS 'MODULE_PATHNAME', 'rx_order_reference_write_sql'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
-GRANT EXECUTE ON FUNCTION rdma_exchange.order_reference_write(text) TO PUBLIC;
+GRANT EXECUTE ON FUNCTION rdma_exchange.order_reference_write(text, int, int) TO PUBLIC;
 
 -- ===== backup and restore (src/cluster/restore.c) =====
 

@@ -385,7 +385,7 @@ forward_row(RouteState *rs, const RxMember *member, HeapTuple tuple,
 		char	   *sql = rx_row_insert_sql(rs->enc, values, nulls);
 
 		rx_transmission_end(nest);
-		rx_exec_command(rx_xact_connection(member), member->name, sql);
+		rx_xact_exec(member, sql, true);
 	}
 	else
 	{
@@ -534,11 +534,9 @@ rx_forward_change(PG_FUNCTION_ARGS)
 	{
 		if (m == rs->self)
 			continue;
-		conns[m] = rx_xact_connection(&rs->members[m]);
-		if (!PQsendQueryParams(conns[m], is_update ? rs->update_sql : rs->delete_sql,
-							   nparams, NULL, params, NULL, NULL, 0))
-			rx_report_remote_error(ERROR, conns[m], NULL, rs->members[m].name,
-								   "could not send a row change");
+		conns[m] = rx_xact_send_params(&rs->members[m],
+									   is_update ? rs->update_sql : rs->delete_sql,
+									   nparams, NULL, params, true);
 	}
 	for (int m = 0; m < rs->nmembers; m++)
 	{
@@ -546,7 +544,7 @@ rx_forward_change(PG_FUNCTION_ARGS)
 
 		if (m == rs->self)
 			continue;
-		while ((res = rx_get_result(conns[m], rs->members[m].name)) != NULL)
+		while ((res = rx_xact_get_result(conns[m], rs->members[m].name)) != NULL)
 		{
 			bool		ok = PQresultStatus(res) == PGRES_COMMAND_OK;
 			bool		one = ok && strcmp(PQcmdTuples(res), "1") == 0;
@@ -602,8 +600,7 @@ rx_forward_truncate(PG_FUNCTION_ARGS)
 	sql = psprintf("TRUNCATE ONLY %s", rs->enc->table_name);
 	for (int m = 0; m < rs->nmembers; m++)
 		if (m != rs->self)
-			rx_exec_command(rx_xact_connection(&rs->members[m]),
-							rs->members[m].name, sql);
+			rx_xact_exec(&rs->members[m], sql, true);
 	return PointerGetDatum(NULL);
 }
 

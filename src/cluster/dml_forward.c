@@ -704,12 +704,9 @@ rx_dml_forward_run(RxForward *fw, bool below_self)
 		if ((below_self ? m >= self : m <= self) ||
 			(fw->owner >= 0 && m != fw->owner))
 			continue;
-		conn = rx_xact_connection(&members[m]);
-		if (!PQsendQueryParams(conn, fw->sql, fw->nparams, fw->types, fw->values,
-							   NULL, NULL, 0))
-			rx_report_remote_error(ERROR, conn, NULL, members[m].name,
-								   "could not send the statement");
-		while ((res = rx_get_result(conn, members[m].name)) != NULL)
+		conn = rx_xact_send_params(&members[m], fw->sql, fw->nparams, fw->types,
+								   (const char *const *) fw->values, false);
+		while ((res = rx_xact_get_result(conn, members[m].name)) != NULL)
 		{
 			PG_TRY();
 			{

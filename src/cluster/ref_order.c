@@ -6,25 +6,31 @@
  *	  cannot deadlock.
  *
  * A reference table is written on every member: the member a write
- * enters through changes its copy first (locking the rows there), then
+ * entered through changes its copy first (locking the rows there), then
  * every other copy.  Two sessions changing the same row through two
  * members would each hold the row on their own member and wait for it on
  * the other's: a deadlock, where one server would simply queue the
- * second update behind the first.  So before a statement writes a
- * reference table, the writer takes an exclusive lock on that table's
- * "write order" on the first member (an advisory lock of its own key,
- * held until the transaction ends, over the transaction's connection to
- * that member, or here when this is the first member).  Writes to one
- * reference table then run one transaction at a time, in the order they
- * got there, whichever member they came through: like writes to the same
- * rows of one server, at the price of also queueing writes to different
- * rows (reference tables are small and rarely written; README).  Reads
- * never take it.  Member sessions (forwarded rows) do not: their
- * coordinator took it.
+ * second update behind the first.  Two sessions entering through the
+ * same member cannot: both lock that member's copy first, so they queue
+ * on its row lock as on one server, and only the first to get it goes on
+ * to the other copies.
  *
- * The lock's key is a hash of the table's qualified name (OIDs differ
+ * So before a statement writes a reference table, the writer takes that
+ * table's "write order" for the member it entered through, on the first
+ * member (over the transaction's connection there, or here when this is
+ * the first member), held until the transaction ends: one advisory lock
+ * per member, its own member's in ROW EXCLUSIVE mode and every other
+ * member's in SHARE mode, in member order.  Writers through one member
+ * do not conflict (they meet on the row locks of their member's copy);
+ * writers through different members exclude each other, each waiting in
+ * the order it got there.  The price: concurrent writes to different
+ * rows through different members queue (reference tables are small and
+ * rarely written; README).  Reads never take it.  Member sessions
+ * (forwarded rows) do not: their coordinator took it.
+ *
+ * The locks' key is a hash of the table's qualified name (OIDs differ
  * between members); in pg_locks: locktype advisory, classid 1919181923
- * ("rdxc"), objid the hash, objsubid 5.
+ * ("rdxc"), objid the hash, objsubid 16 + the member's index.
  *
  *-------------------------------------------------------------------------
  */
@@ -49,23 +55,40 @@
 PG_FUNCTION_INFO_V1(rx_order_reference_write_sql);
 
 #define ORDER_KEY1 0x72647863
-#define ORDER_FIELD4 5
+#define ORDER_FIELD4_BASE 16
 
+/* the write order of a table for a writer that entered through entry */
 static void
-lock_order(const char *qualified)
+lock_order(const char *qualified, int entry, int nmembers)
 {
-	LOCKTAG		tag;
 	uint32		key = hash_bytes((const unsigned char *) qualified, strlen(qualified));
 
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, ORDER_KEY1, key, ORDER_FIELD4);
-	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	for (int m = 0; m < nmembers; m++)
+	{
+		LOCKTAG		tag;
+
+		SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, ORDER_KEY1, key,
+							 ORDER_FIELD4_BASE + m);
+		(void) LockAcquire(&tag, m == entry ? RowExclusiveLock : ShareLock,
+						   false, false);
+	}
 }
 
-/* rdma_exchange.order_reference_write(qualified_name), on the first member */
+/*
+ * rdma_exchange.order_reference_write(qualified_name, entry, members), on
+ * the first member
+ */
 Datum
 rx_order_reference_write_sql(PG_FUNCTION_ARGS)
 {
-	lock_order(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	int			entry = PG_GETARG_INT32(1);
+	int			nmembers = PG_GETARG_INT32(2);
+
+	if (entry < 0 || nmembers > RX_MAX_MEMBERS || entry >= nmembers)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("member index %d is not one of %d members", entry, nmembers)));
+	lock_order(text_to_cstring(PG_GETARG_TEXT_PP(0)), entry, nmembers);
 	PG_RETURN_VOID();
 }
 
@@ -103,11 +126,12 @@ rx_order_reference_write(Oid relid)
 		return;
 	qualified = rx_qualified_relname(relid);
 	if (self == 0)
-		lock_order(qualified);
+		lock_order(qualified, self, nmembers);
 	else
-		rx_exec_command(rx_xact_lock_connection(&members[0]), members[0].name,
-						psprintf("SELECT rdma_exchange.order_reference_write(%s)",
-								 quote_literal_cstr(qualified)));
+		rx_xact_exec(&members[0],
+					 psprintf("SELECT rdma_exchange.order_reference_write(%s, %d, %d)",
+							  quote_literal_cstr(qualified), self, nmembers),
+					 false);
 
 	old = MemoryContextSwitchTo(TopTransactionContext);
 	held = lappend_oid(held, relid);

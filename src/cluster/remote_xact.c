@@ -52,7 +52,25 @@ typedef struct XactConn
 	char		gid[128];		/* prepared there, awaiting the decision */
 	int			lock_timeout;	/* lock_timeout set there + 1; 0: unknown */
 	uint64		prepared;		/* statement slots prepared in its session */
+	int			prelude;		/* commands sent ahead of the one in
+								 * pipeline whose results are unread */
+	List	   *stmts;			/* XactStmts prepared in its session by
+								 * rx_xact_send_params() */
+	struct XactStmt *preparing; /* the last of the prelude prepares it */
+	int			nstmts;			/* names given there */
 } XactConn;
+
+/*
+ * A statement prepared in a member's session as rx_x<id>, in
+ * TopMemoryContext.  A prepare that may have happened there without its
+ * result read (an error earlier in its pipeline) is not recorded: its
+ * number is not given again.
+ */
+typedef struct XactStmt
+{
+	int			id;
+	char		sql[FLEXIBLE_ARRAY_MEMBER];
+} XactStmt;
 
 static XactConn xconns[MAX_XACT_CONNS];
 
@@ -73,6 +91,9 @@ forget(XactConn *xc)
 	}
 	if (xc->copy_table)
 		pfree(xc->copy_table);
+	list_free_deep(xc->stmts);
+	if (xc->preparing)
+		pfree(xc->preparing);
 	memset(xc, 0, sizeof(XactConn));
 }
 
@@ -132,13 +153,52 @@ cleanup_drain(PGconn *conn, TimestampTz deadline, bool *ok)
 	}
 }
 
+/*
+ * Commands sent in pipeline mode: libpq returns each one's results
+ * followed by a NULL, and the pipeline's end as a PGRES_PIPELINE_SYNC.
+ * After an error the rest of the pipeline is skipped (PIPELINE_ABORTED)
+ * up to its end.  Reads to the end and leaves pipeline mode, so that the
+ * connection takes ordinary commands again (a savepoint's rollback).
+ */
 static bool
-cleanup_exec(PGconn *conn, const char *sql)
+pipeline_end(XactConn *xc, TimestampTz deadline)
 {
-	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-													   CLEANUP_TIMEOUT_MS);
-	bool		ok = true;
+	for (;;)
+	{
+		PGresult   *res;
+		bool		sync;
 
+		while (PQisBusy(xc->conn))
+		{
+			long		timeout = TimestampDifferenceMilliseconds(GetCurrentTimestamp(),
+																  deadline);
+			int			rc;
+
+			if (timeout <= 0)
+				return false;
+			rc = WaitLatchOrSocket(MyLatch,
+								   WL_LATCH_SET | WL_SOCKET_READABLE | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+								   PQsocket(xc->conn), timeout, PG_WAIT_EXTENSION);
+			if (rc & WL_LATCH_SET)
+				ResetLatch(MyLatch);
+			if ((rc & WL_SOCKET_READABLE) && !PQconsumeInput(xc->conn))
+				return false;
+		}
+		res = PQgetResult(xc->conn);
+		if (res == NULL)
+			continue;
+		sync = PQresultStatus(res) == PGRES_PIPELINE_SYNC;
+		PQclear(res);
+		if (sync)
+			break;
+	}
+	xc->prelude = 0;
+	return PQexitPipelineMode(xc->conn) == 1;
+}
+
+static bool
+cleanup_send(PGconn *conn, const char *sql, TimestampTz deadline)
+{
 	if (!PQsendQuery(conn, sql))
 		return false;
 	while (PQflush(conn) == 1)
@@ -149,9 +209,18 @@ cleanup_exec(PGconn *conn, const char *sql)
 								 WL_SOCKET_WRITEABLE | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 								 PQsocket(conn), 100, PG_WAIT_EXTENSION);
 	}
-	if (!cleanup_drain(conn, deadline, &ok))
-		return false;
-	return ok;
+	return true;
+}
+
+static bool
+cleanup_exec(PGconn *conn, const char *sql)
+{
+	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													   CLEANUP_TIMEOUT_MS);
+	bool		ok = true;
+
+	return cleanup_send(conn, sql, deadline) &&
+		cleanup_drain(conn, deadline, &ok) && ok;
 }
 
 /* bring a connection whose command or COPY was interrupted back to idle */
@@ -164,6 +233,8 @@ cleanup_quiesce(XactConn *xc)
 
 	if (PQstatus(xc->conn) != CONNECTION_OK)
 		return false;
+	if (PQpipelineStatus(xc->conn) != PQ_PIPELINE_OFF)
+		return pipeline_end(xc, deadline);
 	if (OidIsValid(xc->copy_relid))
 	{
 		if (PQputCopyEnd(xc->conn, "rolled back by rdma_exchange") != 1)
@@ -218,13 +289,33 @@ end_copy(XactConn *xc)
 	}
 }
 
+/* commands as one simple-protocol query */
+static char *
+joined(List *cmds)
+{
+	StringInfoData sql;
+	ListCell   *lc;
+
+	initStringInfo(&sql);
+	foreach(lc, cmds)
+		appendStringInfo(&sql, "%s%s", sql.len > 0 ? "; " : "", (char *) lfirst(lc));
+	return sql.data;
+}
+
+/*
+ * The connection to member for this transaction, with the remote
+ * transaction open there at this subtransaction level.  With prelude, the
+ * commands that open it (BEGIN, SET LOCAL, SAVEPOINT) are returned there
+ * for the caller to send ahead of its own; without, they are run here.
+ */
 static XactConn *
-get_xconn(const RxMember *member, char **failure, bool change)
+get_xconn(const RxMember *member, char **failure, bool change, List **prelude)
 {
 	Oid			userid = GetUserId();
 	XactConn   *xc = NULL;
 	XactConn   *freeslot = NULL;
 	int			level = GetCurrentTransactionNestLevel();
+	List	   *cmds = NIL;
 
 	if (doomed_member[0] != '\0')
 		ereport(ERROR,
@@ -314,33 +405,50 @@ get_xconn(const RxMember *member, char **failure, bool change)
 		 * cluster snapshot (cluster_snapshot.c).  SERIALIZABLE's predicate
 		 * locks would be per member: the member runs REPEATABLE READ.
 		 */
-		const char *begin = "BEGIN";
-
-		if (IsolationUsesXactSnapshot())
-			begin = rx_consistent_reads ?
-				psprintf("BEGIN ISOLATION LEVEL REPEATABLE READ; SET TRANSACTION SNAPSHOT %s",
-						 quote_literal_cstr(rx_cluster_snapshot_export(member))) :
-				"BEGIN ISOLATION LEVEL REPEATABLE READ";
-		rx_exec_command(xc->conn, xc->name,
-						psprintf("%s; SET LOCAL lock_timeout = %d", begin, LockTimeout));
+		if (!IsolationUsesXactSnapshot())
+			cmds = lappend(cmds, "BEGIN");
+		else
+		{
+			cmds = lappend(cmds, "BEGIN ISOLATION LEVEL REPEATABLE READ");
+			if (rx_consistent_reads)
+				cmds = lappend(cmds,
+							   psprintf("SET TRANSACTION SNAPSHOT %s",
+										quote_literal_cstr(rx_cluster_snapshot_export(member))));
+		}
 		xc->xact_depth = 1;
-		xc->lock_timeout = LockTimeout + 1;
+		xc->lock_timeout = 0;	/* SET LOCAL ended with the last one */
 	}
-	else if (xc->lock_timeout != LockTimeout + 1)
+	if (xc->lock_timeout != LockTimeout + 1)
 	{
-		rx_exec_command(xc->conn, xc->name,
-						psprintf("SET LOCAL lock_timeout = %d", LockTimeout));
+		cmds = lappend(cmds, psprintf("SET LOCAL lock_timeout = %d", LockTimeout));
 		xc->lock_timeout = LockTimeout + 1;
 	}
 	while (xc->xact_depth < level)
 	{
-		char		sql[64];
-
-		snprintf(sql, sizeof(sql), "SAVEPOINT rx_s%d", xc->xact_depth + 1);
-		rx_exec_command(xc->conn, xc->name, sql);
 		xc->xact_depth++;
+		cmds = lappend(cmds, psprintf("SAVEPOINT rx_s%d", xc->xact_depth));
 	}
+
+	/*
+	 * One round trip for all of it, or none when the caller sends them
+	 * with its own command.  Should they fail, the connection is dropped
+	 * with the transaction (its depth already counts them).
+	 */
+	if (prelude != NULL)
+		*prelude = cmds;
+	else if (cmds != NIL)
+		rx_exec_command(xc->conn, xc->name, joined(cmds));
 	return xc;
+}
+
+/* the transaction connection that conn is, or NULL */
+static XactConn *
+xconn_of(PGconn *conn)
+{
+	for (int i = 0; i < MAX_XACT_CONNS; i++)
+		if (xconns[i].in_use && xconns[i].conn == conn)
+			return &xconns[i];
+	return NULL;
 }
 
 void
@@ -371,7 +479,7 @@ rx_xact_fragment_connection(const RxMember *member)
 		if (xc->in_use && xc->xact_depth > 0 && xc->userid == userid &&
 			strcmp(xc->name, member->name) == 0)
 		{
-			xc = get_xconn(member, NULL, true);
+			xc = get_xconn(member, NULL, true, NULL);
 			xc->fragment = true;
 			return xc->conn;
 		}
@@ -382,48 +490,168 @@ rx_xact_fragment_connection(const RxMember *member)
 void
 rx_xact_fragment_done(PGconn *conn)
 {
-	for (int i = 0; i < MAX_XACT_CONNS; i++)
-		if (xconns[i].in_use && xconns[i].conn == conn)
-			xconns[i].fragment = false;
+	XactConn   *xc = xconn_of(conn);
+
+	if (xc != NULL)
+		xc->fragment = false;
 }
 
 /* as rx_pool_prepared() and rx_pool_set_prepared(), for these sessions */
 bool
 rx_xact_prepared(PGconn *conn, int slot)
 {
-	for (int i = 0; i < MAX_XACT_CONNS; i++)
-		if (xconns[i].in_use && xconns[i].conn == conn)
-			return slot >= 0 && slot < 64 &&
-				(xconns[i].prepared & (UINT64CONST(1) << slot)) != 0;
-	return false;
+	XactConn   *xc = xconn_of(conn);
+
+	return xc != NULL && slot >= 0 && slot < 64 &&
+		(xc->prepared & (UINT64CONST(1) << slot)) != 0;
 }
 
 void
 rx_xact_set_prepared(PGconn *conn, int slot)
 {
-	for (int i = 0; i < MAX_XACT_CONNS; i++)
-		if (xconns[i].in_use && xconns[i].conn == conn && slot >= 0 && slot < 64)
-			xconns[i].prepared |= UINT64CONST(1) << slot;
+	XactConn   *xc = xconn_of(conn);
+
+	if (xc != NULL && slot >= 0 && slot < 64)
+		xc->prepared |= UINT64CONST(1) << slot;
 }
 
 PGconn *
 rx_xact_connection(const RxMember *member)
 {
-	return get_xconn(member, NULL, true)->conn;
+	return get_xconn(member, NULL, true, NULL)->conn;
 }
 
 PGconn *
 rx_xact_lock_connection(const RxMember *member)
 {
-	return get_xconn(member, NULL, false)->conn;
+	return get_xconn(member, NULL, false, NULL)->conn;
 }
 
 PGconn *
 rx_xact_connection_try(const RxMember *member, char **failure)
 {
-	XactConn   *xc = get_xconn(member, failure, true);
+	XactConn   *xc = get_xconn(member, failure, true, NULL);
 
 	return xc ? xc->conn : NULL;
+}
+
+void
+rx_xact_exec(const RxMember *member, const char *sql, bool change)
+{
+	List	   *prelude = NIL;
+	XactConn   *xc = get_xconn(member, NULL, change, &prelude);
+
+	rx_exec_command(xc->conn, xc->name, joined(lappend(prelude, (char *) sql)));
+}
+
+PGconn *
+rx_xact_send_params(const RxMember *member, const char *sql, int nparams,
+					const Oid *types, const char *const *values, bool prepare)
+{
+	List	   *prelude = NIL;
+	XactConn   *xc = get_xconn(member, NULL, true, &prelude);
+	ListCell   *lc;
+	int			stmt = 0;
+	char		name[32];
+	bool		ok = true;
+
+	/*
+	 * The statement is prepared in the member's session the first time
+	 * (parsed and planned once there, like a prepared statement of a
+	 * client), with the prelude if any, in one pipeline.
+	 */
+	if (prepare)
+		foreach(lc, xc->stmts)
+			if (strcmp(((XactStmt *) lfirst(lc))->sql, sql) == 0)
+			{
+				stmt = ((XactStmt *) lfirst(lc))->id;
+				break;
+			}
+	if (xc->preparing)
+	{
+		/* one whose pipeline failed: its number is not given again */
+		pfree(xc->preparing);
+		xc->preparing = NULL;
+	}
+	if (prepare && stmt == 0)
+	{
+		xc->preparing = MemoryContextAlloc(TopMemoryContext,
+										   offsetof(XactStmt, sql) + strlen(sql) + 1);
+		xc->preparing->id = stmt = ++xc->nstmts;
+		strcpy(xc->preparing->sql, sql);
+	}
+	snprintf(name, sizeof(name), "rx_x%d", stmt);
+	if (prelude != NIL || xc->preparing != NULL)
+	{
+		ok = PQenterPipelineMode(xc->conn) == 1;
+		foreach(lc, prelude)
+			ok = ok && PQsendQueryParams(xc->conn, lfirst(lc), 0, NULL, NULL,
+										 NULL, NULL, 0);
+		if (xc->preparing != NULL)
+			ok = ok && PQsendPrepare(xc->conn, name, sql, nparams, types);
+		xc->prelude = list_length(prelude) + (xc->preparing != NULL ? 1 : 0);
+	}
+	if (prepare)
+		ok = ok && PQsendQueryPrepared(xc->conn, name, nparams, values, NULL, NULL, 0);
+	else
+		ok = ok && PQsendQueryParams(xc->conn, sql, nparams, types, values, NULL, NULL, 0);
+	if (PQpipelineStatus(xc->conn) != PQ_PIPELINE_OFF)
+		ok = ok && PQpipelineSync(xc->conn);
+	if (!ok)
+		rx_report_remote_error(ERROR, xc->conn, NULL, xc->name,
+							   "could not send a command");
+	return xc->conn;
+}
+
+PGresult *
+rx_xact_get_result(PGconn *conn, const char *member_name)
+{
+	XactConn   *xc = xconn_of(conn);
+	PGresult   *res;
+
+	if (xc == NULL || PQpipelineStatus(conn) == PQ_PIPELINE_OFF)
+		return rx_get_result(conn, member_name);
+
+	/* first the prelude's commands: a result each, then a NULL */
+	while (xc->prelude > 0)
+	{
+		res = rx_get_result(conn, member_name);
+		if (res != NULL && PQresultStatus(res) != PGRES_COMMAND_OK)
+		{
+			PG_TRY();
+			{
+				rx_report_remote_error(ERROR, conn, res, member_name,
+									   "opening the transaction or preparing the statement there");
+			}
+			PG_FINALLY();
+			{
+				PQclear(res);
+			}
+			PG_END_TRY();
+		}
+		PQclear(res);
+		res = rx_get_result(conn, member_name);
+		Assert(res == NULL);
+		xc->prelude--;
+		/* the statement exists there from now on, whatever comes next */
+		if (xc->prelude == 0 && xc->preparing != NULL)
+		{
+			MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+			xc->stmts = lappend(xc->stmts, xc->preparing);
+			xc->preparing = NULL;
+			MemoryContextSwitchTo(old);
+		}
+	}
+
+	/* the caller's command; after its last result, the pipeline's end */
+	res = rx_get_result(conn, member_name);
+	if (res == NULL &&
+		!pipeline_end(xc, TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													  CLEANUP_TIMEOUT_MS)))
+		rx_report_remote_error(ERROR, conn, NULL, member_name,
+							   "could not end a pipeline");
+	return res;
 }
 
 void
@@ -446,12 +674,16 @@ rx_xact_copy_row(const RxMember *member, Oid relid, const char *table_name,
 		xc->xact_depth != GetCurrentTransactionNestLevel())
 	{
 		PGresult   *res;
+		List	   *prelude = NIL;
 
-		xc = get_xconn(member, NULL, true);
-		if (!PQsendQuery(xc->conn, copy_command))
+		/* BEGIN and the rest in the same round trip, ahead of the COPY */
+		xc = get_xconn(member, NULL, true, &prelude);
+		if (!PQsendQuery(xc->conn, joined(lappend(prelude, (char *) copy_command))))
 			rx_report_remote_error(ERROR, xc->conn, NULL, xc->name,
 								   "could not start COPY");
-		res = rx_get_result(xc->conn, xc->name);
+		while ((res = rx_get_result(xc->conn, xc->name)) != NULL &&
+			   PQresultStatus(res) == PGRES_COMMAND_OK)
+			PQclear(res);
 		if (res == NULL || PQresultStatus(res) != PGRES_COPY_IN)
 		{
 			PG_TRY();
@@ -614,12 +846,17 @@ pre_commit(void)
 
 /*
  * After the local commit or abort: the decision to every member prepared
- * for it.  Nothing may fail here; what does not get through is left to
- * recovery (two_phase.c), which finds the same decision.
+ * for it, to all at once, then their answers.  Nothing may fail here;
+ * what does not get through is left to recovery (two_phase.c), which
+ * finds the same decision.
  */
 static void
 finish_prepared(bool commit)
 {
+	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													   CLEANUP_TIMEOUT_MS);
+	bool		sent[MAX_XACT_CONNS];
+
 	for (int i = 0; i < MAX_XACT_CONNS; i++)
 		if (commit && xconns[i].in_use && xconns[i].gid[0] != '\0')
 		{
@@ -629,13 +866,21 @@ finish_prepared(bool commit)
 	for (int i = 0; i < MAX_XACT_CONNS; i++)
 	{
 		XactConn   *xc = &xconns[i];
-		char	   *sql;
+
+		sent[i] = xc->in_use && xc->gid[0] != '\0' &&
+			!(commit && rx_fault_commit == RX_FAULT_COMMIT_SKIP_COMMIT_PREPARED) &&
+			cleanup_send(xc->conn,
+						 psprintf("%s PREPARED '%s'", commit ? "COMMIT" : "ROLLBACK", xc->gid),
+						 deadline);
+	}
+	for (int i = 0; i < MAX_XACT_CONNS; i++)
+	{
+		XactConn   *xc = &xconns[i];
+		bool		ok = true;
 
 		if (!xc->in_use || xc->gid[0] == '\0')
 			continue;
-		sql = psprintf("%s PREPARED '%s'", commit ? "COMMIT" : "ROLLBACK", xc->gid);
-		if ((commit && rx_fault_commit == RX_FAULT_COMMIT_SKIP_COMMIT_PREPARED) ||
-			!cleanup_exec(xc->conn, sql))
+		if (!sent[i] || !cleanup_drain(xc->conn, deadline, &ok) || !ok)
 		{
 			ereport(WARNING,
 					(errmsg("could not %s prepared transaction \"%s\" on member \"%s\"",

@@ -52,6 +52,27 @@ extern void rx_xact_set_prepared(PGconn *conn, int slot);
 extern PGconn *rx_xact_connection_try(const RxMember *member, char **failure);
 
 /*
+ * Runs sql (simple protocol: commands without results) in this
+ * transaction's remote transaction on member, opening it in the same
+ * round trip.  change: the command changes something there (see
+ * rx_xact_lock_connection()).
+ */
+extern void rx_xact_exec(const RxMember *member, const char *sql, bool change);
+
+/*
+ * Sends sql (extended protocol, text parameters) in this transaction's
+ * remote transaction on member; when that is not open yet, its BEGIN goes
+ * in the same round trip (libpq pipeline mode).  prepare: sql is one of a
+ * few texts sent again and again (a row change by key); it is prepared in
+ * the member's session the first time and executed by name after that.
+ * Read the results with rx_xact_get_result() until it returns NULL.
+ */
+extern PGconn *rx_xact_send_params(const RxMember *member, const char *sql,
+								   int nparams, const Oid *types,
+								   const char *const *values, bool prepare);
+extern PGresult *rx_xact_get_result(PGconn *conn, const char *member_name);
+
+/*
  * Send one COPY text line (with its newline) for relid to member.  The
  * COPY is started with copy_command ("COPY t (a, b) FROM STDIN") at the
  * first row and stays open until rx_xact_copy_end(), another use of the

@@ -99,7 +99,7 @@ rx_interleave_sequences(Oid relid, const RxMember *members, int nmembers,
 			if (m == self)
 				rx_spi_exec(sql);
 			else
-				rx_exec_command(rx_xact_connection(&members[m]), members[m].name, sql);
+				rx_xact_exec(&members[m], sql, true);
 		}
 }
 

@@ -242,6 +242,36 @@ for my $i (0 .. $n - 1)
 	is($rx->safe_psql($i, 'SET rdma_exchange.enable = off; SELECT sum(n), count(*) FROM ref'),
 		'600|3', "member ${i}'s copy of the reference table has every update");
 }
+my %refn = map { split /\|/ } split /\n/,
+  $rx->safe_psql(0, 'SELECT id, n FROM ref ORDER BY id');
+
+# --- the write order of a reference table is per member ---------------------------
+# while a transaction through member 1 holds a change to row 1: a writer of
+# another row through member 1 goes ahead (they meet on the rows of member
+# 1's copy, as on one server); a writer through member 2 queues behind it
+# (ref_order.c), here until its lock_timeout
+{
+	my ($hout, $herr) = ('', '');
+	my $hold = $rx->background_psql(1,
+		"BEGIN;\nUPDATE ref SET n = n + 1 WHERE id = 1;\nSELECT pg_sleep(4);\nCOMMIT;\n",
+		\$hout, \$herr);
+	sleep 1.5;
+	my ($rc1, $out1, $err1) = $rx->psql(1,
+		"SET lock_timeout = '2s';\nUPDATE ref SET n = n + 10 WHERE id = 2;");
+	is($rc1, 0, 'a write to another row of a reference table through the same member does not wait')
+	  or diag($err1);
+	my ($rc2, $out2, $err2) = $rx->psql(2,
+		"SET lock_timeout = '300ms';\nUPDATE ref SET n = n + 100 WHERE id = 3;");
+	like($err2, qr/lock timeout/, 'a write through another member queues behind it');
+	$hold->finish;
+	is($herr, '', 'the transaction holding row 1 commits');
+	for my $i (0 .. $n - 1)
+	{
+		is($rx->safe_psql($i, 'SET rdma_exchange.enable = off; SELECT string_agg(id || \':\' || n, \',\' ORDER BY id) FROM ref'),
+			'1:' . ($refn{1} + 1) . ',2:' . ($refn{2} + 10) . ',3:' . $refn{3},
+			"member ${i}'s copy has both updates and not the one that timed out");
+	}
+}
 
 # --- EXPLAIN ANALYZE of a forwarded UPDATE --------------------------------------------
 my $matching = $rx->safe_psql(0, 'SELECT count(*) FROM t WHERE v % 2 = 0');
