@@ -110,6 +110,29 @@ doom(XactConn *xc)
  * ---------------------------------------------------------------------
  */
 
+/* until a result can be read without waiting; false: timed out or lost */
+static bool
+cleanup_wait(PGconn *conn, TimestampTz deadline)
+{
+	while (PQisBusy(conn))
+	{
+		long		timeout = TimestampDifferenceMilliseconds(GetCurrentTimestamp(),
+															  deadline);
+		int			rc;
+
+		if (timeout <= 0)
+			return false;
+		rc = WaitLatchOrSocket(MyLatch,
+							   WL_LATCH_SET | WL_SOCKET_READABLE | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							   PQsocket(conn), timeout, PG_WAIT_EXTENSION);
+		if (rc & WL_LATCH_SET)
+			ResetLatch(MyLatch);
+		if ((rc & WL_SOCKET_READABLE) && !PQconsumeInput(conn))
+			return false;
+	}
+	return true;
+}
+
 static bool
 cleanup_drain(PGconn *conn, TimestampTz deadline, bool *ok)
 {
@@ -117,22 +140,8 @@ cleanup_drain(PGconn *conn, TimestampTz deadline, bool *ok)
 	{
 		PGresult   *res;
 
-		while (PQisBusy(conn))
-		{
-			long		timeout = TimestampDifferenceMilliseconds(GetCurrentTimestamp(),
-																  deadline);
-			int			rc;
-
-			if (timeout <= 0)
-				return false;
-			rc = WaitLatchOrSocket(MyLatch,
-								   WL_LATCH_SET | WL_SOCKET_READABLE | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-								   PQsocket(conn), timeout, PG_WAIT_EXTENSION);
-			if (rc & WL_LATCH_SET)
-				ResetLatch(MyLatch);
-			if ((rc & WL_SOCKET_READABLE) && !PQconsumeInput(conn))
-				return false;
-		}
+		if (!cleanup_wait(conn, deadline))
+			return false;
 		res = PQgetResult(conn);
 		if (res == NULL)
 			return true;
@@ -168,22 +177,8 @@ pipeline_end(XactConn *xc, TimestampTz deadline)
 		PGresult   *res;
 		bool		sync;
 
-		while (PQisBusy(xc->conn))
-		{
-			long		timeout = TimestampDifferenceMilliseconds(GetCurrentTimestamp(),
-																  deadline);
-			int			rc;
-
-			if (timeout <= 0)
-				return false;
-			rc = WaitLatchOrSocket(MyLatch,
-								   WL_LATCH_SET | WL_SOCKET_READABLE | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-								   PQsocket(xc->conn), timeout, PG_WAIT_EXTENSION);
-			if (rc & WL_LATCH_SET)
-				ResetLatch(MyLatch);
-			if ((rc & WL_SOCKET_READABLE) && !PQconsumeInput(xc->conn))
-				return false;
-		}
+		if (!cleanup_wait(xc->conn, deadline))
+			return false;
 		res = PQgetResult(xc->conn);
 		if (res == NULL)
 			continue;
