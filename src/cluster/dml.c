@@ -115,6 +115,14 @@ static ProcessUtility_hook_type prev_process_utility = NULL;
  */
 static uint64 forwarded_rows = 0;
 
+/*
+ * The running statement inserts one row (INSERT ... VALUES with one row):
+ * a row for another member goes as an INSERT, one round trip, instead of
+ * a COPY started and ended around it (two).  Saved and set around every
+ * statement like forwarded_rows; COPY FROM runs with it off.
+ */
+static bool one_row_insert = false;
+
 /* ---------------------------------------------------------------------
  * Per-table routing state, cached per backend
  * ---------------------------------------------------------------------
@@ -386,6 +394,34 @@ forward_row(RouteState *rs, const RxMember *member, HeapTuple tuple,
 
 		rx_transmission_end(nest);
 		rx_xact_exec(member, sql, true);
+	}
+	else if (one_row_insert)
+	{
+		const char **params = rx_row_params(rs->enc, values, nulls);
+		PGconn	   *conn;
+		PGresult   *res;
+
+		rx_transmission_end(nest);
+		conn = rx_xact_send_params(member, rs->enc->insert_params, rs->enc->ncols,
+								   NULL, params, true);
+		while ((res = rx_xact_get_result(conn, member->name)) != NULL)
+		{
+			if (PQresultStatus(res) != PGRES_COMMAND_OK)
+			{
+				PG_TRY();
+				{
+					rx_report_remote_error(ERROR, conn, res, member->name,
+										   psprintf("forwarding rows of table %s",
+													rs->enc->table_name));
+				}
+				PG_FINALLY();
+				{
+					PQclear(res);
+				}
+				PG_END_TRY();
+			}
+			PQclear(res);
+		}
 	}
 	else
 	{
@@ -757,11 +793,20 @@ rx_dml_executor_start(QueryDesc *queryDesc, int eflags)
 		standard_ExecutorStart(queryDesc, eflags);
 }
 
+/* a plan that inserts one row: ModifyTable over a Result of no input */
+static bool
+single_row_insert(Plan *plan)
+{
+	return IsA(plan, ModifyTable) && outerPlan(plan) != NULL &&
+		IsA(outerPlan(plan), Result) && outerPlan(outerPlan(plan)) == NULL;
+}
+
 static void
 rx_dml_executor_run(QueryDesc *queryDesc, ScanDirection direction,
 					uint64 count, bool execute_once)
 {
 	volatile uint64 saved = forwarded_rows;
+	volatile bool saved_one_row = one_row_insert;
 	uint64		forwarded;
 	RxForward  *forward = NULL;
 	uint64		before = 0;
@@ -797,6 +842,8 @@ rx_dml_executor_run(QueryDesc *queryDesc, ScanDirection direction,
 		before = rx_dml_forward_run(forward, true);
 
 	forwarded_rows = 0;
+	one_row_insert = queryDesc->operation == CMD_INSERT &&
+		single_row_insert(queryDesc->plannedstmt->planTree);
 	PG_TRY();
 	{
 		if (prev_executor_run)
@@ -808,6 +855,7 @@ rx_dml_executor_run(QueryDesc *queryDesc, ScanDirection direction,
 	{
 		forwarded = forwarded_rows;
 		forwarded_rows = saved;
+		one_row_insert = saved_one_row;
 	}
 	PG_END_TRY();
 	if (queryDesc->operation == CMD_INSERT)

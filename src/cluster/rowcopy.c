@@ -55,6 +55,16 @@ rx_row_encoder_create(Relation rel)
 	}
 	appendStringInfoString(&cmd, ")");
 	enc->insert_command = psprintf("INSERT INTO %s", cmd.data + strlen("COPY "));
+	{
+		StringInfoData ins;
+
+		initStringInfo(&ins);
+		appendStringInfo(&ins, "%s VALUES (", enc->insert_command);
+		for (int c = 0; c < enc->ncols; c++)
+			appendStringInfo(&ins, "%s$%d", c > 0 ? ", " : "", c + 1);
+		appendStringInfoChar(&ins, ')');
+		enc->insert_params = ins.data;
+	}
 	appendStringInfoString(&cmd, " FROM STDIN");
 	enc->copy_command = cmd.data;
 	return enc;
@@ -146,6 +156,20 @@ rx_row_insert_sql(RxRowEncoder *enc, Datum *values, bool *nulls)
 	}
 	appendStringInfoChar(&sql, ')');
 	return sql.data;
+}
+
+const char **
+rx_row_params(RxRowEncoder *enc, Datum *values, bool *nulls)
+{
+	const char **params = palloc(sizeof(char *) * Max(enc->ncols, 1));
+
+	for (int c = 0; c < enc->ncols; c++)
+	{
+		int			i = enc->attnums[c] - 1;
+
+		params[c] = nulls[i] ? NULL : OutputFunctionCall(&enc->out[c], values[i]);
+	}
+	return params;
 }
 
 int
