@@ -273,6 +273,45 @@ my %refn = map { split /\|/ } split /\n/,
 	}
 }
 
+# --- a forwarded write's error caught by an exception block ---------------------------
+# member 1's copy of ref refuses n >= 1000 (a constraint there only): a
+# transaction whose first command there fails (sent with its BEGIN, in one
+# round trip) and is caught goes on and commits its other writes on every
+# member; so do one-row INSERTs whose owners refuse them
+$rx->safe_psql(1, q{SET rdma_exchange.propagate_ddl = off;
+	ALTER TABLE ref ADD CONSTRAINT member1_only CHECK (n < 1000)});
+$rx->safe_psql(0, q{
+	CREATE TABLE dw (id int PRIMARY KEY, n int NOT NULL CHECK (n < 1000));
+	SELECT rdma_exchange.create_distributed_table('dw', 'id');
+});
+my ($caught_rc, $caught_out, $caught_err) = $rx->psql(0, q{
+DO $$ BEGIN
+	BEGIN
+		UPDATE ref SET n = 5000 WHERE id = 3;
+	EXCEPTION WHEN check_violation THEN RAISE NOTICE 'caught on member 1';
+	END;
+	UPDATE ref SET n = n + 1 WHERE id = 3;
+END $$;
+DO $$ BEGIN
+	FOR k IN 1 .. 30 LOOP
+		BEGIN
+			INSERT INTO dw VALUES (k, 5000);
+		EXCEPTION WHEN check_violation THEN NULL;
+		END;
+		INSERT INTO dw VALUES (k, k);
+	END LOOP;
+END $$;
+SELECT count(*), sum(n) FROM dw;});
+like($caught_err, qr/caught on member 1/, 'a reference row change refused by member 1 is caught');
+is($caught_out, '30|465', '... and one-row INSERTs refused by their owners too; the rest commits');
+for my $i (0 .. $n - 1)
+{
+	is($rx->safe_psql($i, 'SET rdma_exchange.enable = off; SELECT n FROM ref WHERE id = 3'),
+		$refn{3} + 1, "member ${i}'s copy has the change made after the caught error");
+}
+$rx->safe_psql(1, q{SET rdma_exchange.propagate_ddl = off;
+	ALTER TABLE ref DROP CONSTRAINT member1_only});
+
 # --- EXPLAIN ANALYZE of a forwarded UPDATE --------------------------------------------
 my $matching = $rx->safe_psql(0, 'SELECT count(*) FROM t WHERE v % 2 = 0');
 my $explain = $rx->safe_psql(0, q{BEGIN;
