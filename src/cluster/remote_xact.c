@@ -11,7 +11,9 @@
  * transaction opened at first use and a remote savepoint for each local
  * subtransaction level that used it, released or rolled back by the
  * subtransaction callbacks, and the remote COMMIT is sent at local
- * pre-commit.  On local abort the connection is closed: the member rolls
+ * pre-commit.  The commands that open them travel with the first command
+ * that needs them (one round trip: a libpq pipeline, or one simple query
+ * ahead of a COPY).  On local abort the connection is closed: the member rolls
  * back when its client goes away, and nothing here can hang an abort.
  *
  *-------------------------------------------------------------------------
