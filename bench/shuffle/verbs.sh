@@ -6,7 +6,7 @@
 # in absolute terms (the guest runs under qemu's software emulation), so
 # the report gives each design's ratio to the matching perftest figure.
 #
-#   bash bench/shuffle/verbs.sh [MESSAGES]        (default 2000)
+#   bash bench/shuffle/verbs.sh [MESSAGES] [RUNS]     (defaults 2000, 3)
 #
 # On this machine it boots the guest and runs itself there (--guest); the
 # guest's lines starting with "RXBENCH " are the measurements (one JSON
@@ -14,7 +14,8 @@
 # report.md and verbs.png (RX_VERBS_OUT chooses the directory).
 #
 # In the guest, one after the other on rxe0 (server and client both in the
-# guest, over dummy0's 10.99.0.1):
+# guest, over dummy0's 10.99.0.1), RUNS rounds of (the report takes the
+# median of each figure):
 #   perftest   ib_send_bw, ib_write_bw and ib_read_bw on RC queue pairs
 #              with 64 KiB messages, ib_send_bw on UD at the port's MTU
 #   transport  rdma_exchange.transport_selftest() between members 0 and 1
@@ -33,15 +34,17 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
-msgs=2000
 guest=0
+nums=()
 for a in "$@"; do
 	case $a in
 		--guest) guest=1 ;;
-		*) [[ $a =~ ^[1-9][0-9]*$ ]] || { echo "verbs.sh: MESSAGES must be a positive number, not '$a'" >&2; exit 1; }
-		   msgs=$a ;;
+		*) [[ $a =~ ^[1-9][0-9]*$ ]] || { echo "verbs.sh: MESSAGES and RUNS are positive numbers, not '$a'" >&2; exit 1; }
+		   nums+=("$a") ;;
 	esac
 done
+msgs=${nums[0]:-2000}
+runs=${nums[1]:-3}
 designs="semq_sr memq_sr semq_rd memq_rd semq_wr memq_wr sesq_sr mesq_sr"
 
 if [ "$guest" = 0 ]; then
@@ -51,7 +54,7 @@ if [ "$guest" = 0 ]; then
 	log=$(mktemp)
 	trap 'rm -f "$log"' EXIT
 	set +e
-	bash "$top/test/rdma/guest.sh" run bash bench/shuffle/verbs.sh --guest "$msgs" | tee "$log"
+	bash "$top/test/rdma/guest.sh" run bash bench/shuffle/verbs.sh --guest "$msgs" "$runs" | tee "$log"
 	rc=${PIPESTATUS[0]}
 	set -e
 	mkdir -p "$out"
@@ -61,7 +64,7 @@ if [ "$guest" = 0 ]; then
 		exit 1
 	fi
 	RX_VERBS_COMMIT=$(git -C "$top" describe --always --dirty 2>/dev/null || echo unknown) \
-		"$py" "$here/verbs_report.py" "$out" "$msgs"
+		"$py" "$here/verbs_report.py" "$out" "$msgs" "$runs"
 	echo "verbs.sh: wrote $out/report.md (guest exit $rc)"
 	exit "$rc"
 fi
@@ -72,7 +75,8 @@ dev=rxe0
 dir=/tmp/rx_verbs_bench
 port=55632
 cl=(bash "$top/test/cluster.sh")
-emit() { echo "RXBENCH $1"; }
+emit() { echo "RXBENCH {\"run\": $run, ${1#\{}"; }
+run=0
 
 # RoCE v2 GID of dummy0's IPv4 address (what pingpong.sh uses)
 gid=0
@@ -108,11 +112,6 @@ perftest() {
 	rm -f "$srv" "$cli"
 }
 
-echo "== perftest on $dev (GID index $gid, active MTU $mtu)"
-perftest ib_send_bw_rc 65536 ib_send_bw -n "$msgs"
-perftest ib_write_bw 65536 ib_write_bw -n "$msgs"
-perftest ib_read_bw 65536 ib_read_bw -n "$msgs"
-perftest ib_send_bw_ud "$mtu" ib_send_bw -c UD -n $((msgs * 16))
 
 echo "== a 2-member cluster on $dev"
 export RX_FABRIC_HOST=$addr
@@ -131,6 +130,13 @@ for i in 0 1; do
 done
 addrs="{$addr:$((port + 100)),$addr:$((port + 101))}"
 fails=0
+for ((run = 1; run <= runs; run++)); do
+echo "== round $run of $runs: perftest on $dev (GID index $gid, active MTU $mtu)"
+perftest ib_send_bw_rc 65536 ib_send_bw -n "$msgs"
+perftest ib_write_bw 65536 ib_write_bw -n "$msgs"
+perftest ib_read_bw 65536 ib_read_bw -n "$msgs"
+perftest ib_send_bw_ud "$mtu" ib_send_bw -c UD -n $((msgs * 16))
+echo "== round $run of $runs: the designs"
 for d in $designs; do
 	qid=$(((RANDOM << 45) | (RANDOM << 30) | (RANDOM << 15) | RANDOM))
 	token=$(((RANDOM << 45) | (RANDOM << 30) | (RANDOM << 15) | RANDOM))
@@ -158,5 +164,6 @@ for d in $designs; do
 		echo "verbs.sh: $d failed:"; cat "$dir/out.0" "$dir/out.1" | tail -6
 		fails=$((fails + 1))
 	fi
+done
 done
 [ "$fails" = 0 ]

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""bench/shuffle/verbs_report.py OUT MESSAGES: report.md and verbs.png of
-bench/shuffle/verbs.sh from OUT/raw.jsonl (one JSON object a line: perftest
-figures and transport_selftest results of the receiving member)."""
+"""bench/shuffle/verbs_report.py OUT MESSAGES RUNS: report.md and verbs.png
+of bench/shuffle/verbs.sh from OUT/raw.jsonl (one JSON object a line:
+perftest figures and transport_selftest results of the receiving member,
+each with its round); every figure is the median over the rounds."""
 import json
 import os
+import statistics
 import sys
 import time
 
@@ -12,10 +14,29 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-out, msgs = sys.argv[1], sys.argv[2]
+out, msgs, runs = sys.argv[1], sys.argv[2], sys.argv[3]
 rows = [json.loads(line) for line in open(os.path.join(out, "raw.jsonl")) if line.strip()]
-perf = {r["name"]: r["mb_per_s"] for r in rows if r["kind"] == "perftest"}
 MIB = 1024 * 1024
+
+
+def median_of(key, value):
+    """{key(row): median of value(row)} over the rows of one kind"""
+    got = {}
+    for r in rows:
+        k = key(r)
+        if k is not None:
+            got.setdefault(k, []).append(value(r))
+    return {k: (statistics.median(v), len(v)) for k, v in got.items()}
+
+
+perf = {k: m for k, (m, _) in median_of(
+    lambda r: r["name"] if r["kind"] == "perftest" else None,
+    lambda r: r["mb_per_s"]).items()}
+designs = median_of(
+    lambda r: r["design"] if r["kind"] == "transport" else None,
+    lambda r: r["receiver"]["bytes"] / r["receiver"]["seconds"] / MIB
+    if r["receiver"]["seconds"] > 0 else 0.0)
+msg_bytes = {r["design"]: r["receiver"]["msg_bytes_used"] for r in rows if r["kind"] == "transport"}
 
 # which perftest figure each design is held against
 BASE = {"sr": "ib_send_bw_rc", "rd": "ib_read_bw", "wr": "ib_write_bw"}
@@ -24,35 +45,37 @@ WHAT = {"sr": "sends (RC)", "rd": "RDMA Read (RC)", "wr": "RDMA Write with immed
 lines = [
     "# The transport on Soft-RoCE (rxe0 in the qemu guest)",
     "",
-    "Made by `bash bench/shuffle/verbs.sh %s` (commit %s, %s): perftest and "
+    "Made by `bash bench/shuffle/verbs.sh %s %s` (commit %s, %s): perftest and "
     "rdma_exchange.transport_selftest() on the same emulated device in one run, "
+    "medians of %s rounds, "
     "%s messages of 64 KiB from member 0 to member 1 (one direction, as perftest "
-    "measures; the datagram designs 16 times as many of 1408 bytes).  The guest runs under qemu's software emulation (TCG, 2 vCPUs): "
+    "measures; the datagram designs 16 times as many of 1408 bytes).  The guest "
+    "runs under qemu's software emulation (TCG, 2 vCPUs): "
     "absolute speeds are those of an emulated CPU, so each design is compared "
     "with the perftest figure of the same verbs operation.  MB/s are MiB/s."
-    % (msgs, os.environ.get("RX_VERBS_COMMIT", "unknown"),
-       time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), msgs),
+    % (msgs, runs, os.environ.get("RX_VERBS_COMMIT", "unknown"),
+       time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), runs, msgs),
     "",
     "| perftest | MB/s |",
     "|---|---|",
 ]
 for name in ("ib_send_bw_rc", "ib_write_bw", "ib_read_bw", "ib_send_bw_ud"):
     lines.append("| %s | %s |" % (name, "%.1f" % perf[name] if name in perf else "no figure"))
-lines += ["", "| design | on | MB/s | perftest | ratio |", "|---|---|---|---|---|"]
+lines += ["", "| design | on | MB/s | rounds | perftest | ratio |", "|---|---|---|---|---|---|"]
 bars = []
-for r in rows:
-    if r["kind"] != "transport":
+for d in ("semq_sr", "memq_sr", "semq_rd", "memq_rd", "semq_wr", "memq_wr", "sesq_sr", "mesq_sr"):
+    if d not in designs:
+        lines.append("| %s | | failed | | | |" % d)
         continue
-    d, rec = r["design"], r["receiver"]
-    mbs = rec["bytes"] / rec["seconds"] / MIB if rec["seconds"] > 0 else 0.0
+    mbs, n = designs[d]
     if d.endswith("sq_sr"):
-        on, base = "UDP datagrams over dummy0 (%d B messages)" % rec["msg_bytes_used"], "ib_send_bw_ud"
+        on, base = "UDP datagrams over dummy0 (%d B messages)" % msg_bytes[d], "ib_send_bw_ud"
     else:
         on, base = "verbs;ofi_rxm, " + WHAT[d[-2:]], BASE[d[-2:]]
     ref = perf.get(base)
     ratio = "%.2f" % (mbs / ref) if ref else "-"
-    lines.append("| %s | %s | %.1f | %s %s | %s |"
-                 % (d, on, mbs, base, "%.1f" % ref if ref else "-", ratio))
+    lines.append("| %s | %s | %.1f | %d | %s %s | %s |"
+                 % (d, on, mbs, n, base, "%.1f" % ref if ref else "-", ratio))
     bars.append((d, mbs, ref or 0.0))
 lines += [
     "",
