@@ -312,6 +312,21 @@ for my $i (0 .. $n - 1)
 $rx->safe_psql(1, q{SET rdma_exchange.propagate_ddl = off;
 	ALTER TABLE ref DROP CONSTRAINT member1_only});
 
+# statements changing thousands of rows of a reference table (a prepared
+# statement per row on every other member): every copy gets all of them
+$rx->safe_psql(0, q{
+	CREATE TABLE refbig (id int PRIMARY KEY, n int NOT NULL);
+	SELECT rdma_exchange.create_reference_table('refbig');
+	INSERT INTO refbig SELECT i, 0 FROM generate_series(1, 3000) i;
+});
+$rx->safe_psql(1, 'UPDATE refbig SET n = n + id');
+$rx->safe_psql(2, 'DELETE FROM refbig WHERE id > 2000');
+for my $i (0 .. $n - 1)
+{
+	is($rx->safe_psql($i, 'SET rdma_exchange.enable = off; SELECT count(*), sum(n) FROM refbig'),
+		'2000|2001000', "member ${i}'s copy has every row of a 3000-row UPDATE and a 1000-row DELETE");
+}
+
 # --- EXPLAIN ANALYZE of a forwarded UPDATE --------------------------------------------
 my $matching = $rx->safe_psql(0, 'SELECT count(*) FROM t WHERE v % 2 = 0');
 my $explain = $rx->safe_psql(0, q{BEGIN;
