@@ -114,14 +114,43 @@ rx_spi_strings(const char *sql, int *nrows)
 }
 
 /*
+ * A statement run often: planned once per backend (kept; the plan cache
+ * replans it when what it reads changed, e.g. the extension was created
+ * again).
+ */
+static void
+spi_exec_plan(SPIPlanPtr *plan, const char *sql, int nargs, Oid *types,
+			  Datum *values)
+{
+	int			ret;
+
+	SPI_connect();
+	if (*plan == NULL)
+	{
+		SPIPlanPtr	p = SPI_prepare(sql, nargs, types);
+
+		if (p == NULL)
+			elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+		SPI_keepplan(p);
+		*plan = p;
+	}
+	ret = SPI_execute_plan(*plan, values, NULL, false, 0);
+	if (ret < 0)
+		elog(ERROR, "SPI_execute_plan failed: %s", SPI_result_code_string(ret));
+	SPI_finish();
+}
+
+/*
  * SPI on the extension's catalog and its triggers as the bootstrap
  * superuser: the catalog is not writable by other roles and the routing
  * trigger functions not executable, and each caller checked first that
  * the user may make the change (owns the table it distributes or drops).
- * sql returns rows (writes use RETURNING), or rows is NULL.
+ * sql returns rows (writes use RETURNING), or rows is NULL.  With plan,
+ * sql takes nargs parameters and is planned once into *plan.
  */
 static char ***
-catalog_spi(const char *sql, int *nrows, bool rows)
+catalog_spi(const char *sql, int *nrows, bool rows,
+			SPIPlanPtr *plan, int nargs, Oid *types, Datum *values)
 {
 	Oid			save_userid;
 	int			save_sec;
@@ -132,7 +161,9 @@ catalog_spi(const char *sql, int *nrows, bool rows)
 						   save_sec | SECURITY_LOCAL_USERID_CHANGE);
 	PG_TRY();
 	{
-		if (rows)
+		if (plan)
+			spi_exec_plan(plan, sql, nargs, types, values);
+		else if (rows)
 			result = rx_spi_strings(sql, nrows);
 		else
 			rx_spi_exec(sql);
@@ -148,13 +179,20 @@ catalog_spi(const char *sql, int *nrows, bool rows)
 char	 ***
 rx_catalog_spi(const char *sql, int *nrows)
 {
-	return catalog_spi(sql, nrows, true);
+	return catalog_spi(sql, nrows, true, NULL, 0, NULL, NULL);
 }
 
 void
 rx_catalog_exec(const char *sql)
 {
-	(void) catalog_spi(sql, NULL, false);
+	(void) catalog_spi(sql, NULL, false, NULL, 0, NULL, NULL);
+}
+
+void
+rx_catalog_exec_plan(SPIPlanPtr *plan, const char *sql, int nargs, Oid *types,
+					 Datum *values)
+{
+	(void) catalog_spi(sql, NULL, false, plan, nargs, types, values);
 }
 
 void

@@ -8,6 +8,8 @@
 #ifndef RX_ADMIN_H
 #define RX_ADMIN_H
 
+#include "executor/spi.h"
+
 #include "libpq-fe.h"
 #include "cluster/metadata.h"
 
@@ -24,6 +26,9 @@ extern char ***rx_spi_strings(const char *sql, int *nrows);
 extern void rx_spi_exec(const char *sql);
 extern char ***rx_catalog_spi(const char *sql, int *nrows);
 extern void rx_catalog_exec(const char *sql);
+/* as rx_catalog_exec(), sql with parameters, planned once into *plan */
+extern void rx_catalog_exec_plan(SPIPlanPtr *plan, const char *sql, int nargs,
+								 Oid *types, Datum *values);
 
 /* the installed version of the extension in this database */
 extern char *rx_local_extension_version(void);

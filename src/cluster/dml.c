@@ -406,20 +406,9 @@ forward_row(RouteState *rs, const RxMember *member, HeapTuple tuple,
 								   NULL, params, true);
 		while ((res = rx_xact_get_result(conn, member->name)) != NULL)
 		{
-			if (PQresultStatus(res) != PGRES_COMMAND_OK)
-			{
-				PG_TRY();
-				{
-					rx_report_remote_error(ERROR, conn, res, member->name,
-										   psprintf("forwarding rows of table %s",
-													rs->enc->table_name));
-				}
-				PG_FINALLY();
-				{
-					PQclear(res);
-				}
-				PG_END_TRY();
-			}
+			rx_raise_if_failed(conn, res, member->name,
+							   psprintf("forwarding rows of table %s",
+										rs->enc->table_name));
 			PQclear(res);
 		}
 	}

@@ -617,16 +617,17 @@ rx_send_query(PGconn *conn, const char *member_name, const char *sql)
 }
 
 /* raise the member's error carried by a failed result, which is cleared */
-static void
-raise_if_failed(PGconn *conn, PGresult *res, const char *member_name)
+void
+rx_raise_if_failed(PGconn *conn, PGresult *res, const char *member_name,
+				   const char *context)
 {
-	ExecStatusType st = PQresultStatus(res);
+	ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
 
 	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
 		return;
 	PG_TRY();
 	{
-		rx_report_remote_error(ERROR, conn, res, member_name, NULL);
+		rx_report_remote_error(ERROR, conn, res, member_name, context);
 	}
 	PG_FINALLY();
 	{
@@ -643,7 +644,7 @@ rx_exec_command(PGconn *conn, const char *member_name, const char *sql)
 	rx_send_query(conn, member_name, sql);
 	while ((res = rx_get_result(conn, member_name)) != NULL)
 	{
-		raise_if_failed(conn, res, member_name);
+		rx_raise_if_failed(conn, res, member_name, NULL);
 		PQclear(res);
 	}
 }
@@ -672,7 +673,7 @@ rx_query_result(PGconn *conn, const char *member_name)
 				last = res;
 				continue;
 			}
-			raise_if_failed(conn, res, member_name);
+			rx_raise_if_failed(conn, res, member_name, NULL);
 			PQclear(res);
 		}
 		if (last == NULL)

@@ -53,6 +53,14 @@ extern PGresult *rx_query_result(PGconn *conn, const char *member_name);
 /* an idle kept connection still usable (see remote.c) */
 extern bool rx_idle_connection_ok(PGconn *conn);
 
+/*
+ * Unless res succeeded (rows or a command): clears it and raises its
+ * error naming the member, with context (or none) after the member's.
+ * res NULL: the connection's error.
+ */
+extern void rx_raise_if_failed(PGconn *conn, PGresult *res,
+							   const char *member_name, const char *context);
+
 /* raise elevel with the remote error of res (or of conn) naming the member */
 extern void rx_report_remote_error(int elevel, PGconn *conn, PGresult *res,
 								   const char *member_name,

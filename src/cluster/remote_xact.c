@@ -613,19 +613,8 @@ rx_xact_get_result(PGconn *conn, const char *member_name)
 	while (xc->prelude > 0)
 	{
 		res = rx_get_result(conn, member_name);
-		if (res != NULL && PQresultStatus(res) != PGRES_COMMAND_OK)
-		{
-			PG_TRY();
-			{
-				rx_report_remote_error(ERROR, conn, res, member_name,
-									   "opening the transaction or preparing the statement there");
-			}
-			PG_FINALLY();
-			{
-				PQclear(res);
-			}
-			PG_END_TRY();
-		}
+		rx_raise_if_failed(conn, res, member_name,
+						   "opening the transaction or preparing the statement there");
 		PQclear(res);
 		res = rx_get_result(conn, member_name);
 		Assert(res == NULL);

@@ -43,10 +43,8 @@
 #include "access/tableam.h"
 #include "access/transam.h"
 #include "access/xact.h"
-#include "catalog/pg_authid.h"
 #include "catalog/pg_database.h"
 #include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -101,51 +99,6 @@ static const struct config_enum_entry fault_commit_options[] = {
  */
 
 /*
- * The decision record, as the bootstrap superuser (the table is not
- * writable by other roles).  Every distributed commit writes one: the
- * statement is planned once per backend (the plan cache replans it after
- * the extension was dropped and created again).
- */
-static void
-insert_decision(uint64 xid, uint64 nonce)
-{
-	static SPIPlanPtr plan = NULL;
-	Datum		values[2] = {Int64GetDatum((int64) xid), Int64GetDatum((int64) nonce)};
-	Oid			save_userid;
-	int			save_sec;
-
-	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
-						   save_sec | SECURITY_LOCAL_USERID_CHANGE);
-	PG_TRY();
-	{
-		int			ret;
-
-		SPI_connect();
-		if (plan == NULL)
-		{
-			Oid			types[2] = {INT8OID, INT8OID};
-			SPIPlanPtr	p = SPI_prepare("INSERT INTO rdma_exchange.commit_decision (xid, nonce)"
-										" VALUES ($1, $2)", 2, types);
-
-			if (p == NULL)
-				elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-			SPI_keepplan(p);
-			plan = p;
-		}
-		ret = SPI_execute_plan(plan, values, NULL, false, 0);
-		if (ret != SPI_OK_INSERT)
-			elog(ERROR, "SPI_execute_plan failed: %s", SPI_result_code_string(ret));
-		SPI_finish();
-	}
-	PG_FINALLY();
-	{
-		SetUserIdAndSecContext(save_userid, save_sec);
-	}
-	PG_END_TRY();
-}
-
-/*
  * A lock of the committing transaction on its nonce, held from before its
  * first PREPARE until its locks go after the local commit, that is after
  * COMMIT PREPARED went to every member: recovery leaves a transaction
@@ -189,7 +142,14 @@ rx_two_phase_decide(void)
 
 	/* pre-commit runs with no snapshot of its own */
 	PushActiveSnapshot(GetTransactionSnapshot());
-	insert_decision(xid, nonce);
+	{
+		static SPIPlanPtr plan = NULL;
+		Oid			types[2] = {INT8OID, INT8OID};
+		Datum		values[2] = {Int64GetDatum((int64) xid), Int64GetDatum((int64) nonce)};
+
+		rx_catalog_exec_plan(&plan, "INSERT INTO rdma_exchange.commit_decision (xid, nonce)"
+							 " VALUES ($1, $2)", 2, types, values);
+	}
 	PopActiveSnapshot();
 	return psprintf(UINT64_FORMAT "_" UINT64_FORMAT, xid, nonce);
 }
