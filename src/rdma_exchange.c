@@ -32,6 +32,7 @@ PG_MODULE_MAGIC;
 bool		rx_enable = true;
 int			rx_fabric_provider = RX_PROVIDER_AUTO;
 char	   *rx_fabric_address = NULL;
+static char *datagram_name_unused = NULL;
 int			rx_buffer_pool_size = 65536;	/* kB */
 int			rx_buffer_size = 4096;
 int			rx_large_buffer_pool_size = 65536;	/* kB */
@@ -160,6 +161,19 @@ _PG_init(void)
 							 NULL, &rx_fabric_provider, RX_PROVIDER_AUTO,
 							 provider_options, PGC_POSTMASTER, 0,
 							 NULL, NULL, NULL);
+
+	/*
+	 * Read only, reported to every client at connection start: what a
+	 * coordinator connecting here ships to the other members so that they
+	 * can reach this member's datagram endpoint where it has no host:port
+	 * (shared.h).  The value is the shared one, at the time it is shown.
+	 */
+	DefineCustomStringVariable("rdma_exchange.datagram_name",
+							   "Raw name of this server's datagram endpoint where peers cannot find it by host:port (verbs' UD), in hex; empty otherwise.",
+							   NULL, &datagram_name_unused, "",
+							   PGC_INTERNAL,
+							   GUC_REPORT | GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_FILE,
+							   NULL, NULL, rx_datagram_name);
 
 	DefineCustomStringVariable("rdma_exchange.fabric_address",
 							   "Address (host:port) the transport worker of this server listens on.",

@@ -18,6 +18,10 @@
 # PostgreSQL::Test::Cluster::get_free_port (a free TCP port, reserved against
 # other tests), and fabric ports are also checked to be free for UDP.  Set
 # RX_TAP_PORTS=LOW-HIGH to take every port from that range instead.
+# RX_FABRIC_HOST (default 127.0.0.1) is the host of the members' fabric
+# addresses and RX_CLUSTER_CONF holds postgresql.conf lines for every
+# member, as for test/cluster.sh: test/rdma/verbs-tests.sh runs tests on
+# the Soft-RoCE device that way.
 #
 # run-tests.sh runs the tests with PERL5LIB holding this directory and
 # PostgreSQL's test modules, PATH starting with the PostgreSQL bindir, and
@@ -115,6 +119,7 @@ sub new
 	my $n     = $params{nmembers}   // 3;
 	my $extra = $params{extra_conf} // [];
 	my $name  = $params{name}       // 'rx';
+	my $fabric_host = $ENV{RX_FABRIC_HOST} // '127.0.0.1';
 	my $self  = bless {
 		members      => [],
 		fabric_ports => [],
@@ -134,7 +139,7 @@ sub new
 				"listen_addresses = '127.0.0.1'",
 				"shared_preload_libraries = 'rdma_exchange'",
 				"rdma_exchange.fabric_provider = 'udp'",
-				"rdma_exchange.fabric_address = '127.0.0.1:$fabric_port'",
+				"rdma_exchange.fabric_address = '$fabric_host:$fabric_port'",
 				"rdma_exchange.cluster_key = '$self->{cluster_key}'",
 				# run-tests.sh runs some tests once per transport design
 				"rdma_exchange.transport_design = '"
@@ -146,6 +151,7 @@ sub new
 				"max_parallel_workers = 8",
 				"max_parallel_workers_per_gather = 2",
 				"lc_messages = 'C'",
+				split(/\n/, $ENV{RX_CLUSTER_CONF} // ''),
 				@$extra, ''));
 		push @{ $self->{members} },      $node;
 		push @{ $self->{fabric_ports} }, $fabric_port;
@@ -209,6 +215,13 @@ sub member      { return $_[0]->{members}[ $_[1] ]; }
 sub coordinator { return $_[0]->{members}[0]; }
 sub nmembers    { return scalar @{ $_[0]->{members} }; }
 sub fabric_port { return $_[0]->{fabric_ports}[ $_[1] ]; }
+
+# $rx->fabric_address($i): member $i's rdma_exchange.fabric_address
+sub fabric_address
+{
+	my ($self, $i) = @_;
+	return ($ENV{RX_FABRIC_HOST} // '127.0.0.1') . ':' . $self->fabric_port($i);
+}
 sub cluster_key { return $_[0]->{cluster_key}; }
 sub dbname      { return $_[0]->{dbname}; }
 

@@ -225,6 +225,9 @@ tap_env=(
 	TESTDIR="$work/tap"
 )
 [ -n "${RX_TAP_PORTS:-}" ] && tap_env+=(RX_TAP_PORTS="$RX_TAP_PORTS")
+# the members' fabric host and settings (RxCluster.pm; test/rdma's guest)
+[ -n "${RX_FABRIC_HOST:-}" ] && tap_env+=(RX_FABRIC_HOST="$RX_FABRIC_HOST")
+[ -n "${RX_CLUSTER_CONF:-}" ] && tap_env+=(RX_CLUSTER_CONF="$RX_CLUSTER_CONF")
 # the failure tests once more with each design over reliable connections,
 # the fault tests (injected into datagrams; sesq_sr by default) once more
 # with each other datagram design

@@ -581,9 +581,33 @@ message_body(RxFragmentMsg *msg, Plan *fragment, EState *estate,
 	msg->stmt_start = GetCurrentStatementStartTimestamp();
 }
 
+/*
+ * Where this member's datagram endpoint is found by its raw name only
+ * (verbs' UD), every member's name, as each member reported it to our
+ * connection to it (rdma_exchange.datagram_name, shared.h); otherwise
+ * none, and the members find each other by their fabric addresses.
+ */
+static void
+datagram_names(RxDispatch *d, int self, char names[][RX_FABRIC_NAME_LEN])
+{
+	strlcpy(names[self], rx_datagram_name(), RX_FABRIC_NAME_LEN);
+	if (names[self][0] == '\0')
+		return;
+	for (int m = 0; m < d->nmembers; m++)
+	{
+		const char *name;
+
+		if (m == self)
+			continue;
+		name = PQparameterStatus(d->conns[m], "rdma_exchange.datagram_name");
+		strlcpy(names[m], name ? name : "", RX_FABRIC_NAME_LEN);
+	}
+}
+
 static char *
 build_message(RxDispatch *d, RxReceiveState *r, uint64 query_id, uint64 token,
-			  int self, int gather_design, List *snapshots)
+			  int self, int gather_design, List *snapshots,
+			  char dgram_names[][RX_FABRIC_NAME_LEN])
 {
 	Plan	   *fragment = outerPlan(r->css.ss.ps.plan);
 	RxFragmentMsg msg;
@@ -596,6 +620,7 @@ build_message(RxDispatch *d, RxReceiveState *r, uint64 query_id, uint64 token,
 	fs.designs = list_make2_int(r->info.exchange_id, gather_design);
 	message_body(&msg, fragment, r->css.ss.ps.state, d->members, d->nmembers,
 				 self, &fs);
+	memcpy(msg.dgram_names, dgram_names, sizeof(msg.dgram_names));
 	fragment_params(r->css.ss.ps.ps_ExprContext, fragment, r->css.ss.ps.state,
 					&msg);
 	msg.snapshots = snapshots;
@@ -674,10 +699,29 @@ rx_dispatch_start(RxReceiveState *r)
 	spec.recv_designs[0] = rx_exchange_design(&r->info);
 	spec.nsend = 0;
 
+	/*
+	 * A connection to every member first (they tell each member's datagram
+	 * name).  After this transaction wrote, each member's fragment runs
+	 * where those rows are visible: in the member's remote transaction of
+	 * this transaction, and here in a parallel worker of this backend
+	 * (fragment_worker.c).
+	 */
+	for (int m = 0; m < d->nmembers; m++)
+	{
+		if (in_xact && m == self)
+			continue;
+		d->conns[m] = in_xact ? rx_xact_fragment_connection(&d->members[m]) : NULL;
+		d->in_xact[m] = (d->conns[m] != NULL);
+		if (d->conns[m] == NULL)
+			d->conns[m] = rx_pool_get(&d->members[m]);
+	}
+	datagram_names(d, self, spec.dgram_names);
+
 	/* one consistent cluster state for every fragment of the query */
 	message = build_message(d, r, query_id, token, self, spec.recv_designs[0],
 							rx_consistent_reads
-							? rx_cluster_snapshot(r->css.ss.ps.state) : NIL);
+							? rx_cluster_snapshot(r->css.ss.ps.state) : NIL,
+							spec.dgram_names);
 
 	/* the port first: rows may arrive as soon as the first member starts */
 	d->port = rx_port_open(&spec);
@@ -687,21 +731,11 @@ rx_dispatch_start(RxReceiveState *r)
 	{
 		const char *values[1] = {message};
 
-		/*
-		 * After this transaction wrote, each member's fragment runs where
-		 * those rows are visible: in the member's remote transaction of
-		 * this transaction, and here in a parallel worker of this backend
-		 * (fragment_worker.c).
-		 */
 		if (in_xact && m == self)
 		{
 			d->self_worker = rx_self_fragment_start(message, d->members[m].name);
 			continue;
 		}
-		d->conns[m] = in_xact ? rx_xact_fragment_connection(&d->members[m]) : NULL;
-		d->in_xact[m] = (d->conns[m] != NULL);
-		if (d->conns[m] == NULL)
-			d->conns[m] = rx_pool_get(&d->members[m]);
 		if (!PQsendQueryParams(d->conns[m],
 							   "SELECT rdma_exchange.execute_fragment($1)",
 							   1, NULL, values, NULL, NULL, 0))

@@ -449,6 +449,21 @@ fragment_open(const char *message, FragmentWalk *w, int *nest)
 					 errmsg("member %d is \"%s\" on the coordinator but \"%s\" here",
 							m, msg->fabric_addrs[m], members[m].fabric_addr)));
 
+	/*
+	 * Our datagram endpoint's name as the coordinator learned it when it
+	 * connected: the transport worker may have restarted since (a new
+	 * queue pair), and datagrams sent to the old one would be lost.
+	 */
+	if (msg->dgram_names[self][0] != '\0' &&
+		strcmp(msg->dgram_names[self], rx_datagram_name()) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the datagram endpoint of member \"%s\" changed since the coordinator \"%s\" connected to it",
+						members[self].name, msg->member_names[msg->coordinator]),
+				 errdetail("Its transport worker restarted (now: \"%s\").",
+						   rx_datagram_name()[0] ? rx_datagram_name() : "no datagram endpoint"),
+				 errhint("Run the query again.")));
+
 	/* for this role, in time, once: before any port or buffer is taken */
 	rx_fragment_check_binding(msg, members[self].name);
 	report_statement(msg, stmt);
@@ -548,6 +563,7 @@ rx_run_fragment(const char *message)
 	{
 		strlcpy(spec.fabric_addrs[m], msg->fabric_addrs[m], RX_FABRIC_ADDR_LEN);
 		strlcpy(spec.member_names[m], msg->member_names[m], NAMEDATALEN);
+		strlcpy(spec.dgram_names[m], msg->dgram_names[m], RX_FABRIC_NAME_LEN);
 	}
 	if (list_length(w.recv_ids) > RX_MAX_EXCHANGES ||
 		list_length(w.send_ids) > RX_MAX_EXCHANGES)

@@ -112,34 +112,33 @@ sign(const char *data, size_t len, char *buf)
 	buf[2 * PG_SHA256_DIGEST_LENGTH] = '\0';
 }
 
+/* n strings stored stride bytes apart, as a List of String */
 static List *
-string_list(char (*strings)[RX_FABRIC_ADDR_LEN], int n)
+string_list(const char *strings, Size stride, int n)
 {
 	List	   *l = NIL;
 
 	for (int i = 0; i < n; i++)
-		l = lappend(l, makeString(pstrdup(strings[i])));
+		l = lappend(l, makeString(pstrdup(strings + i * stride)));
 	return l;
 }
 
 char *
 rx_fragment_encode(RxFragmentMsg *msg)
 {
-	List	   *names = NIL;
+	List	   *dgram_names = NIL;
 	List	   *body;
 	char	   *text;
 	char		sig[2 * PG_SHA256_DIGEST_LENGTH + 1];
 
 	require_cluster_key();
-	for (int i = 0; i < msg->nmembers; i++)
-		names = lappend(names, makeString(pstrdup(msg->member_names[i])));
 	body = list_make5(makeString(RX_FRAGMENT_MAGIC),
 					  makeString(psprintf(UINT64_FORMAT, msg->query_id)),
 					  makeString(psprintf(UINT64_FORMAT, msg->token)),
 					  makeInteger(msg->coordinator),
 					  makeInteger(msg->instrument_options));
-	body = lappend(body, string_list(msg->fabric_addrs, msg->nmembers));
-	body = lappend(body, names);
+	body = lappend(body, string_list(msg->fabric_addrs[0], RX_FABRIC_ADDR_LEN, msg->nmembers));
+	body = lappend(body, string_list(msg->member_names[0], NAMEDATALEN, msg->nmembers));
 	body = lappend(body, msg->stmt);
 	body = lappend(body, msg->relnames);
 	body = lappend(body, msg->rolenames);
@@ -161,6 +160,14 @@ rx_fragment_encode(RxFragmentMsg *msg)
 	body = lappend(body, msg->snapshots);
 	body = lappend(body, makeString(msg->query_text ? msg->query_text : ""));
 	body = lappend(body, msg->param_sets);
+	/* the datagram endpoints' raw names, where members publish them */
+	for (int i = 0; i < msg->nmembers; i++)
+		if (msg->dgram_names[i][0] != '\0')
+		{
+			dgram_names = string_list(msg->dgram_names[0], RX_FABRIC_NAME_LEN, msg->nmembers);
+			break;
+		}
+	body = lappend(body, dgram_names);
 	text = psprintf("%s %s\n%s", RX_FRAGMENT_MAGIC,
 					rx_extension_version(false), nodeToString(body));
 	sign(text, strlen(text), sig);
@@ -186,7 +193,8 @@ rx_fragment_decode(const char *text)
 	List	   *body;
 	RxFragmentMsg *msg;
 	List	   *addrs,
-			   *names;
+			   *names,
+			   *dgram_names;
 	int			i;
 	ListCell   *lc;
 
@@ -228,7 +236,7 @@ rx_fragment_decode(const char *text)
 				 errhint("Install the same version on every member (ALTER EXTENSION rdma_exchange UPDATE).")));
 
 	body = (List *) stringToNode(newline + 1);
-	if (!IsA(body, List) || list_length(body) != 28 ||
+	if (!IsA(body, List) || list_length(body) != 29 ||
 		!IsA(linitial(body), String) ||
 		strcmp(strVal(linitial(body)), RX_FRAGMENT_MAGIC) != 0)
 		ereport(ERROR,
@@ -275,6 +283,15 @@ rx_fragment_decode(const char *text)
 	msg->snapshots = (List *) list_nth(body, 25);
 	msg->query_text = strVal(list_nth(body, 26));
 	msg->param_sets = (List *) list_nth(body, 27);
+	dgram_names = (List *) list_nth(body, 28);
+	if (dgram_names != NIL && list_length(dgram_names) != msg->nmembers)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROTOCOL_VIOLATION),
+				 errmsg("plan fragment names %d datagram endpoints for %d members",
+						list_length(dgram_names), msg->nmembers)));
+	i = 0;
+	foreach(lc, dgram_names)
+		strlcpy(msg->dgram_names[i++], strVal(lfirst(lc)), RX_FABRIC_NAME_LEN);
 	if (msg->snapshots != NIL && list_length(msg->snapshots) != msg->nmembers)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROTOCOL_VIOLATION),

@@ -26,6 +26,8 @@ typedef struct RxFragmentMsg
 	int			nmembers;
 	char		fabric_addrs[RX_MAX_MEMBERS][RX_FABRIC_ADDR_LEN];
 	char		member_names[RX_MAX_MEMBERS][NAMEDATALEN];
+	/* datagram endpoints' raw names, "" where found by address (shared.h) */
+	char		dgram_names[RX_MAX_MEMBERS][RX_FABRIC_NAME_LEN];
 	int			instrument_options;
 	PlannedStmt *stmt;			/* planTree: the SHUFFLE to the coordinator */
 	List	   *relnames;		/* per range table entry: qualified name or NULL */

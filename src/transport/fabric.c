@@ -70,6 +70,7 @@ typedef struct FabricEp
 	char		service[RX_FABRIC_ADDR_LEN];
 	bool		virt_addr;		/* remote addresses are virtual addresses */
 	bool		string_names;	/* shm: endpoints are named, not host:port */
+	bool		raw_names;		/* verbs' UD: peers only by their raw name */
 	char		name_suffix[64];	/* shm: what the provider appends to a name */
 	int			wait_fd;
 
@@ -330,7 +331,8 @@ alloc_contexts(FabricEp *f, const char *address, int nbuffers)
 	f->ncontexts_buf = nbuffers;
 	f->contexts = MemoryContextAllocZero(TopMemoryContext,
 										 sizeof(struct fi_context) * (nbuffers + CTRL_SLOTS));
-	if (f->inject_size < CTRL_SLOT_SIZE)
+	/* an inject carries no prefix: with one, control messages go from slots */
+	if (f->inject_size < CTRL_SLOT_SIZE || f->prefix_size != 0)
 	{
 		Size		slots_len = (Size) CTRL_SLOTS * (CTRL_SLOT_SIZE + f->prefix_size);
 
@@ -403,6 +405,24 @@ universe_for_verbs(void)
 			   psprintf("%d", RX_MAX_MEMBERS * rx_transport_endpoints), 0);
 }
 
+/*
+ * Does the address vector find a peer by host and port?  verbs' UD address
+ * vector does not (fi_av_insertsvc is not implemented there): it takes
+ * the raw name a peer's endpoint gives itself (GID, QP number, P_Key),
+ * which members then publish (rx_fabric_name) and ship with every query.
+ * Asked of the provider with our own address; the entry is removed again.
+ */
+static bool
+takes_host_port(FabricEp *f)
+{
+	fi_addr_t	fa = FI_ADDR_NOTAVAIL;
+	int			ret = fi_av_insertsvc(f->av, f->host, f->service, &fa, 0, NULL);
+
+	if (ret == 1 && fa != FI_ADDR_NOTAVAIL)
+		(void) fi_av_remove(f->av, &fa, 1, 0);
+	return ret != -FI_ENOSYS;
+}
+
 void
 rx_fabric_open(int e, int provider, const char *address, char *region,
 			   Size region_len, int nbuffers, int recv_depth,
@@ -431,26 +451,16 @@ rx_fabric_open(int e, int provider, const char *address, char *region,
 	f->wait_fd = -1;
 	strlcpy(f->host, host, sizeof(f->host));
 	strlcpy(f->service, service, sizeof(f->service));
-	if (provider == RX_PROVIDER_AUTO && e == RX_EP_DGRAM)
+	if (provider == RX_PROVIDER_AUTO)
 	{
-		/*
-		 * udp, also where an RDMA device is: verbs' UD endpoint opens but
-		 * cannot find its peers by host:port (its address vector takes raw
-		 * endpoint names: GID and QP number), so until members exchange
-		 * those the datagram designs run over UDP on the device's IP
-		 * interface, and the reliable endpoint takes verbs
-		 */
-		tried = "udp";
-		f->fi = fabric_getinfo(e, "udp", host, service, recv_depth, &err);
-	}
-	else if (provider == RX_PROVIDER_AUTO)
-	{
-		/* verbs when an RDMA device is there, otherwise tcp */
-		tried = "verbs;ofi_rxm, then tcp;ofi_rxm";
+		/* verbs when an RDMA device has this address, otherwise udp or tcp */
+		const char *fallback = e == RX_EP_DGRAM ? "udp" : "tcp;ofi_rxm";
+
+		tried = e == RX_EP_DGRAM ? "verbs, then udp" : "verbs;ofi_rxm, then tcp;ofi_rxm";
 		f->fi = fabric_getinfo(e, provider_name(e, RX_PROVIDER_VERBS), host,
 							   service, recv_depth, &err);
 		if (f->fi == NULL)
-			f->fi = fabric_getinfo(e, "tcp;ofi_rxm", host, service, recv_depth, &err);
+			f->fi = fabric_getinfo(e, fallback, host, service, recv_depth, &err);
 	}
 	else
 	{
@@ -474,6 +484,7 @@ rx_fabric_open(int e, int provider, const char *address, char *region,
 	av_attr.type = FI_AV_UNSPEC;
 	FI_CHECK(fi_av_open(f->domain, &av_attr, &f->av, NULL), "open the address vector");
 	open_queues_and_endpoint(f, address, recv_depth);
+	f->raw_names = (e == RX_EP_DGRAM && !f->string_names && !takes_host_port(f));
 
 	f->region = region;
 	f->virt_addr = (f->fi->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
@@ -609,6 +620,71 @@ rx_fabric_is_open(int e)
 }
 
 bool
+rx_fabric_needs_names(int e)
+{
+	return eps[RX_EP_KIND(e)].raw_names;
+}
+
+bool
+rx_fabric_name(int e, char *hex, Size hexlen)
+{
+	FabricEp   *f = &eps[e];
+	char		name[RX_FABRIC_NAME_LEN / 2];
+	size_t		namelen = sizeof(name);
+
+	hex[0] = '\0';
+	if (f->ep == NULL || !f->raw_names ||
+		fi_getname(&f->ep->fid, name, &namelen) != 0 ||
+		namelen * 2 + 1 > hexlen)
+		return false;
+	for (size_t i = 0; i < namelen; i++)
+		snprintf(hex + 2 * i, 3, "%02x", (unsigned char) name[i]);
+	return true;
+}
+
+/* a peer's raw name, as its rx_fabric_name() wrote it, into the vector */
+static bool
+resolve_raw_name(FabricEp *f, const char *hex, RxFabricAddr *addr,
+				 const char **reason)
+{
+	static char why[256];
+	unsigned char name[RX_FABRIC_NAME_LEN / 2];
+	size_t		len = strlen(hex);
+	fi_addr_t	fa = FI_ADDR_NOTAVAIL;
+	int			ret;
+
+	if (len == 0)
+	{
+		*reason = "That member published no name for its datagram endpoint (it is not open there, or runs another provider).";
+		return false;
+	}
+	if (len % 2 != 0 || len / 2 > sizeof(name) ||
+		strspn(hex, "0123456789abcdef") != len)
+	{
+		*reason = "The datagram endpoint name the member published is not a name in hex.";
+		return false;
+	}
+	for (size_t i = 0; i < len / 2; i++)
+	{
+		unsigned int b;
+
+		sscanf(hex + 2 * i, "%2x", &b);
+		name[i] = (unsigned char) b;
+	}
+	ret = fi_av_insert(f->av, name, 1, &fa, 0, NULL);
+	if (ret == 1 && fa != FI_ADDR_NOTAVAIL)
+	{
+		*addr = (RxFabricAddr) fa;
+		return true;
+	}
+	snprintf(why, sizeof(why), "The address vector of provider \"%s\" refused the endpoint name the member published: %s.",
+			 f->fi->fabric_attr->prov_name,
+			 ret < 0 ? fi_strerror(-ret) : "no address inserted");
+	*reason = why;
+	return false;
+}
+
+bool
 rx_fabric_resolve(int e, const char *address, RxFabricAddr *addr,
 				  const char **reason)
 {
@@ -624,6 +700,8 @@ rx_fabric_resolve(int e, const char *address, RxFabricAddr *addr,
 		*reason = "This member has no endpoint of that kind open; see the server log of its transport worker.";
 		return false;
 	}
+	if (f->raw_names)
+		return resolve_raw_name(f, address, addr, reason);
 	if (!rx_fabric_split_address(address, host, sizeof(host),
 								 service, sizeof(service)))
 	{
@@ -678,12 +756,19 @@ rx_fabric_post_recv(int e, int bufid, char *buf, Size len)
 						 FI_ADDR_UNSPEC, &f->contexts[bufid]);
 }
 
+/*
+ * The message starts after the prefix.  verbs' UD endpoint, the one
+ * provider here with a prefix (FI_MSG_PREFIX), writes it on receive only
+ * (the GRH) and sends a buffer as it is given (libfabric 1.17's
+ * vrb_dgram_ep_send), so the prefix is not sent: a peer would read it as
+ * the message's header.
+ */
 int
 rx_fabric_send(int e, int bufid, char *buf, Size len, RxFabricAddr dest)
 {
 	FabricEp   *f = &eps[e];
 
-	return (int) fi_send(f->ep, buf, len + f->prefix_size, f->pool_desc,
+	return (int) fi_send(f->ep, buf + f->prefix_size, len, f->pool_desc,
 						 (fi_addr_t) dest, &f->contexts[bufid]);
 }
 
@@ -734,7 +819,7 @@ rx_fabric_send_small(int e, const void *msg, Size len, RxFabricAddr dest)
 		return -FI_EAGAIN;
 	p = f->ctrl_slots + (Size) slot * (CTRL_SLOT_SIZE + f->prefix_size);
 	memcpy(p + f->prefix_size, msg, len);
-	ret = (int) fi_send(f->ep, p, len + f->prefix_size, f->ctrl_desc,
+	ret = (int) fi_send(f->ep, p + f->prefix_size, len, f->ctrl_desc,
 						(fi_addr_t) dest, &f->contexts[f->ncontexts_buf + slot]);
 	if (ret == 0)
 	{

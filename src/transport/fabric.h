@@ -81,8 +81,18 @@ extern void rx_fabric_close(int e);
 extern bool rx_fabric_is_open(int e);
 
 /*
+ * The raw name of endpoint e (set 0) in hex, when its peers can only find
+ * it by that name (verbs' UD: GID, QP number, P_Key; members publish it,
+ * see shared.h); false, and "", when they find it by host:port.
+ */
+extern bool rx_fabric_name(int e, char *hex, Size hexlen);
+extern bool rx_fabric_needs_names(int e);
+
+/*
  * resolve "host:port" of a peer's endpoint of kind e (its set 0); the
- * address serves every set of that kind; false and *reason on failure
+ * address serves every set of that kind; false and *reason on failure.
+ * Where the endpoint finds peers by raw name only (rx_fabric_name),
+ * address is the peer's name as that gave it.
  */
 extern bool rx_fabric_resolve(int e, const char *address, RxFabricAddr *addr,
 							  const char **reason);

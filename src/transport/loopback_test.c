@@ -91,7 +91,16 @@ rx_selftest_spec(int64 query_id, int64 token, int self, ArrayType *addrs,
 	spec->nmembers = nmembers;
 	for (int m = 0; m < nmembers; m++)
 	{
-		strlcpy(spec->fabric_addrs[m], TextDatumGetCString(elems[m]), RX_FABRIC_ADDR_LEN);
+		/* "host:port", or "host:port name" with the member's datagram name */
+		char	   *addr = TextDatumGetCString(elems[m]);
+		char	   *space = strchr(addr, ' ');
+
+		if (space != NULL)
+		{
+			*space = '\0';
+			strlcpy(spec->dgram_names[m], space + 1, RX_FABRIC_NAME_LEN);
+		}
+		strlcpy(spec->fabric_addrs[m], addr, RX_FABRIC_ADDR_LEN);
 		snprintf(spec->member_names[m], NAMEDATALEN, "member%d", m);
 	}
 	return design;

@@ -125,3 +125,18 @@ rx_transport_init(void)
 
 	rx_worker_register();
 }
+
+const char *
+rx_datagram_name(void)
+{
+	static char name[RX_FABRIC_NAME_LEN];
+
+	name[0] = '\0';
+	if (rx_shared != NULL)
+	{
+		SpinLockAcquire(&rx_shared->mutex);
+		strlcpy(name, rx_shared->dgram_name, sizeof(name));
+		SpinLockRelease(&rx_shared->mutex);
+	}
+	return name;
+}

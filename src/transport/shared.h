@@ -160,6 +160,15 @@ typedef struct RxTransportShared
 	int			ep_sets[RX_NEPS];	/* endpoint sets open of each kind */
 	char		provider[RX_NEPS][32];
 	char		address[RX_NEPS][128];
+
+	/*
+	 * The datagram endpoint's raw name in hex where peers can find it by
+	 * that only (verbs' UD, fabric.c), "" otherwise.  Backends report it to
+	 * every client as rdma_exchange.datagram_name (GUC_REPORT): a
+	 * coordinator reads its members' names off its connections to them
+	 * and ships them with each query's fragments (dispatch.c).
+	 */
+	char		dgram_name[RX_FABRIC_NAME_LEN];
 	char		failure[320];	/* why the data plane is not up */
 	char		ep_failure[RX_NEPS][320];	/* why an endpoint is not up */
 	uint32		msg_size[RX_NEPS];	/* largest message, header included */

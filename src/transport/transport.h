@@ -40,6 +40,8 @@ typedef struct RxPortSpec
 	int			nmembers;
 	char		fabric_addrs[RX_MAX_MEMBERS][RX_FABRIC_ADDR_LEN];	/* per member index */
 	char		member_names[RX_MAX_MEMBERS][NAMEDATALEN];	/* for error messages */
+	/* datagram endpoints' raw names where peers need them (shared.h) */
+	char		dgram_names[RX_MAX_MEMBERS][RX_FABRIC_NAME_LEN];
 	int			nrecv;			/* exchanges this port receives */
 	int			recv_exchange_ids[RX_MAX_EXCHANGES];
 	int			nsend;			/* exchanges this port sends on */
@@ -58,6 +60,13 @@ typedef struct RxPortSpec
  * and ships the choice with the fragments.
  */
 extern int	rx_design_choose(bool ordered);
+
+/*
+ * This member's rdma_exchange.datagram_name: its datagram endpoint's raw
+ * name in hex where peers can find it by that only (verbs' UD), else ""
+ * (a static buffer).
+ */
+extern const char *rx_datagram_name(void);
 
 /*
  * An error unless design's endpoint is open on this member; it names the

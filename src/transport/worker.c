@@ -139,6 +139,7 @@ worker_shmem_exit(int code, Datum arg)
 	rx_shared->worker_latch = NULL;
 	memset(rx_shared->ep_ready, 0, sizeof(rx_shared->ep_ready));
 	memset(rx_shared->ep_sets, 0, sizeof(rx_shared->ep_sets));
+	rx_shared->dgram_name[0] = '\0';
 	SpinLockRelease(&rx_shared->mutex);
 	/* sets 1.. live in set 0's domain: close them first */
 	for (int e = RX_MAX_ENDPOINTS - 1; e >= 0; e--)
@@ -346,6 +347,7 @@ open_data_plane(void)
 	Size		region_len;
 	char	   *region = bufpool_region(&region_len);
 	int			provider[RX_NEPS] = {rx_fabric_provider, rx_reliable_provider};
+	char		dgram_name[RX_FABRIC_NAME_LEN] = "";
 	bool		wanted[RX_NEPS];
 	int			nwanted = 0;
 
@@ -421,7 +423,12 @@ open_data_plane(void)
 		if (ep_open[e])
 			open_endpoint_sets(e);
 
+	/* where peers find the datagram endpoint by its raw name only */
+	if (ep_open[RX_EP_DGRAM])
+		(void) rx_fabric_name(RX_EP_DGRAM, dgram_name, sizeof(dgram_name));
+
 	SpinLockAcquire(&rx_shared->mutex);
+	strlcpy(rx_shared->dgram_name, dgram_name, sizeof(rx_shared->dgram_name));
 	for (int e = 0; e < RX_NEPS; e++)
 	{
 		rx_shared->ep_ready[e] = ep_open[e];

@@ -129,7 +129,7 @@ typedef struct ClosedPort
 typedef struct Peer
 {
 	int			ep;
-	char		address[RX_FABRIC_ADDR_LEN];
+	char		address[RX_FABRIC_NAME_LEN];	/* host:port or a raw name */
 	RxFabricAddr addr;
 } Peer;
 

@@ -130,10 +130,22 @@ resolve_member(int e, const char *address, RxFabricAddr *addr,
 		peers = repalloc(peers, sizeof(Peer) * maxpeers);
 	}
 	peers[npeers].ep = e;
-	strlcpy(peers[npeers].address, address, RX_FABRIC_ADDR_LEN);
+	strlcpy(peers[npeers].address, address, RX_FABRIC_NAME_LEN);
 	peers[npeers].addr = *addr;
 	npeers++;
 	return true;
+}
+
+/*
+ * How endpoint e finds member m: by the raw name the member published where
+ * the endpoint takes names only (verbs' UD), otherwise by its host:port
+ */
+static const char *
+peer_address(RxPortSpec *spec, int e, int m)
+{
+	if (rx_fabric_needs_names(e))
+		return spec->dgram_names[m];
+	return spec->fabric_addrs[m];
 }
 
 static void
@@ -168,7 +180,7 @@ open_port(int slot)
 		w->addr[e][m] = (RxFabricAddr) -1;
 		if (m == w->self || !w->uses_ep[e])
 			continue;
-		if (!resolve_member(e, spec->fabric_addrs[m], &w->addr[e][m], &reason))
+		if (!resolve_member(e, peer_address(spec, e, m), &w->addr[e][m], &reason))
 		{
 			char		detail[160];
 

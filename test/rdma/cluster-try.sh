@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # test/rdma/cluster-try.sh: runs inside the guest (test/rdma/guest.sh run
 # bash test/rdma/cluster-try.sh): a first try of a local 3-member cluster
-# whose transport runs on rxe0 (reliable_provider verbs, fabric addresses
-# on dummy0's 10.99.0.1).  It checks that every member's reliable endpoint
-# opened on verbs;ofi_rxm, prints what each transport design does with one
+# whose transport runs on rxe0 (fabric_provider and reliable_provider
+# verbs, fabric addresses on dummy0's 10.99.0.1).  It checks that every
+# member's datagram endpoint opened on verbs (a UD queue pair) and its
+# reliable endpoint on verbs;ofi_rxm, prints what each transport design does with one
 # shuffling query and the members' log lines about the transport, and
 # exits non-zero when a design's answer differs from the expected one
 # (verbs-tests.sh runs it in make test).
@@ -36,6 +37,13 @@ fi
 grep -h '^rdma_exchange\.\(fabric\|reliable\)' "$dir"/m0/postgresql.conf
 # every member's reliable endpoint opened on verbs, not on a fallback
 for i in 0 1 2; do
+	if [ "${RX_TRY_DGRAM:-verbs}" = verbs ] &&
+		! grep -q 'datagram endpoint at fi_addr_ib_ud://.*(provider verbs,' "$dir/m$i.log"; then
+		echo "cluster-try: member $i did not open its datagram endpoint on verbs (a UD queue pair):"
+		grep -hiE 'endpoint|fabric|verbs' "$dir/m$i.log" | head -10
+		"${cl[@]}" stop "$dir" >/dev/null 2>&1
+		exit 1
+	fi
 	if ! grep -q 'reliable endpoint at .*(provider verbs;ofi_rxm' "$dir/m$i.log"; then
 		echo "cluster-try: member $i did not open its reliable endpoint on verbs;ofi_rxm:"
 		grep -hiE 'endpoint|fabric|verbs' "$dir/m$i.log" | head -10
@@ -84,7 +92,7 @@ psql0 -c "EXPLAIN (COSTS OFF) $q"
 echo "== transport_stats() on member 0"
 psql0 -x -c "SELECT * FROM rdma_exchange.transport_stats()"
 echo "== members' log lines with ERROR, WARNING, FATAL, LOG about the transport"
-grep -hE 'ERROR|WARNING|FATAL|PANIC|fabric|verbs|endpoint' "$dir"/m*.log | sort | uniq -c | sort -rn | head -30
+grep -hE 'ERROR|WARNING|FATAL|PANIC|TRAP|terminated|signal|fabric|verbs|endpoint' "$dir"/m*.log | sort | uniq -c | sort -rn | head -30
 "${cl[@]}" stop "$dir" >/dev/null 2>&1
 if [ ${#fails[@]} -gt 0 ]; then
 	echo "cluster-try: designs that failed: ${fails[*]}"

@@ -101,7 +101,7 @@ sub header
 # member 0: transport_selftest opens a port like a fragment's.
 my $qid   = 7_654_321_987;
 my $token = 1_234_567_890_123;
-my $addrs = join(',', map { "127.0.0.1:" . $rx->fabric_port($_) } 0 .. 1);
+my $addrs = join(',', map { $rx->fabric_address($_) } 0 .. 1);
 my $selftest = sub {
 	my ($self, $to, $from) = @_;
 	return "SELECT received, errors FROM rdma_exchange.transport_selftest("
