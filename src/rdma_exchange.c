@@ -51,6 +51,7 @@ int			rx_connect_timeout = 10;
 int			rx_fault_drop_percent = 0;
 int			rx_fault_duplicate_percent = 0;
 int			rx_fault_reorder_percent = 0;
+bool		rx_fault_wrong_rdma_key = false;
 int			rx_peer_timeout = 10000;
 bool		rx_consistent_reads = true;
 int			rx_member_idle_timeout = 60000;
@@ -272,6 +273,11 @@ _PG_init(void)
 							"Test setting: percentage of received datagrams the transport holds back and delivers after later ones.",
 							NULL, &rx_fault_reorder_percent, 0, 0, 100,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("rdma_exchange.fault_wrong_rdma_key",
+							 "Test setting: the transport offers its buffers for RDMA Read and Write under a wrong key, as a forged message would.",
+							 NULL, &rx_fault_wrong_rdma_key, false,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("rdma_exchange.peer_timeout",
 							"Time after which a member whose transport worker acknowledges nothing is considered gone.",

@@ -94,6 +94,8 @@ extern int	rx_connect_timeout;		/* s, libpq connections to members */
 extern int	rx_fault_drop_percent;
 extern int	rx_fault_duplicate_percent;
 extern int	rx_fault_reorder_percent;
+/* ... and on the keys of the buffers it offers for RDMA (fabric.c) */
+extern bool rx_fault_wrong_rdma_key;
 
 extern bool rx_consistent_reads;	/* cluster snapshots for queries */
 extern int	rx_max_member_sessions;	/* conn_budget.c; -1 derived, 0 none */

@@ -619,6 +619,12 @@ rx_fabric_is_open(int e)
 	return eps[e].ep != NULL;
 }
 
+const char *
+rx_fabric_strerror(int err)
+{
+	return fi_strerror(err);
+}
+
 bool
 rx_fabric_needs_names(int e)
 {
@@ -780,6 +786,8 @@ rx_fabric_remote_ref(int e, const char *buf, uint64 *raddr, uint64 *key)
 	Assert(f->pool_mr != NULL);
 	*raddr = f->virt_addr ? (uint64) (uintptr_t) buf : (uint64) (buf - f->region);
 	*key = fi_mr_key(f->pool_mr);
+	if (rx_fault_wrong_rdma_key)
+		*key = ~*key;
 }
 
 int

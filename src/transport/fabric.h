@@ -113,6 +113,9 @@ extern int	rx_fabric_write_imm(int e, int bufid, char *buf, Size len,
 								RxFabricAddr dest, uint64 raddr, uint64 key,
 								uint64 imm);
 
+/* a completion's error (RxCompletion.err) in words */
+extern const char *rx_fabric_strerror(int err);
+
 /* a small control message, copied; may be dropped when the queue is full */
 extern int	rx_fabric_send_small(int e, const void *msg, Size len,
 								 RxFabricAddr dest);

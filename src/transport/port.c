@@ -201,6 +201,14 @@ check_port_error(RxPort *port)
 					 errdetail("%s Its transport worker at %s does not answer.",
 							   detail, addr)));
 			break;
+		case RX_PORT_ERR_RDMA:
+			ereport(ERROR,
+					(errcode(ERRCODE_CONNECTION_FAILURE),
+					 errmsg("an RDMA operation with member \"%s\" failed on exchange %d",
+							name, exchange_id),
+					 errdetail("%s", detail),
+					 errhint("The member's buffer was refused under the key and address its message gave: the message was damaged or forged, or the members run different builds of rdma_exchange.")));
+			break;
 		case RX_PORT_ERR_RESTART:
 			ereport(ERROR,
 					(errcode(ERRCODE_CONNECTION_FAILURE),

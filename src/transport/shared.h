@@ -54,6 +54,8 @@
 #define RX_PORT_ERR_RESOLVE		1	/* a member's address cannot be resolved */
 #define RX_PORT_ERR_SILENT		2	/* a member stopped acknowledging */
 #define RX_PORT_ERR_RESTART		3	/* the worker restarted under the port */
+#define RX_PORT_ERR_RDMA		4	/* an RDMA Read or Write with a member's
+									 * buffer failed */
 
 typedef struct RxSendStream
 {

@@ -116,8 +116,31 @@ read_done(int b, int err)
 	RxHeader	h;
 
 	wb->reading = false;
+	if (err != 0)
+	{
+		/*
+		 * The sender's buffer refused us (a wrong key or address: a
+		 * damaged or forged PULL notice), or the connection broke.  The
+		 * message cannot come another way: fail the query, naming it.
+		 */
+		int			ridx;
+		WPort	   *w = receiving_port(&wb->expect, &ridx);
+
+		if (w != NULL)
+		{
+			char		detail[160];
+
+			snprintf(detail, sizeof(detail),
+					 "The RDMA Read of message %llu from its registered buffer failed: %s.",
+					 (unsigned long long) wb->expect.seq, rx_fabric_strerror(err));
+			set_port_error(w, RX_PORT_ERR_RDMA, wb->expect.src_member,
+						   wb->expect.exchange_id, detail);
+		}
+		bufpool_put(b);
+		return;
+	}
 	rx_header_decode(buf_header(b), &h);
-	if (err != 0 || h.type != RX_WIRE_DATA ||
+	if (h.type != RX_WIRE_DATA ||
 		h.query_id != wb->expect.query_id || h.token != wb->expect.token ||
 		h.exchange_id != wb->expect.exchange_id ||
 		h.src_member != wb->expect.src_member ||

@@ -124,6 +124,34 @@ handle_lend(WPort *w, int sidx, const RxHeader *h, const RxWireLend *lend)
  * message's header how long.  It must be one we lent for that very stream
  * and sequence number.
  */
+/*
+ * semq_wr: our RDMA Write of buffer b failed.  The receiver's buffer
+ * refused it (a wrong key or address: a damaged or forged LEND), or the
+ * connection broke; writing it again into the same buffer would fail the
+ * same way.  The query fails, naming the receiver and the exchange.
+ */
+void
+write_failed(int b, int err)
+{
+	RxHeader	h;
+	char		detail[160];
+
+	rx_header_decode(buf_header(b), &h);
+	for (int a = 0; a < nactive; a++)
+	{
+		WPort	   *w = &wports[active[a]];
+
+		if (w->query_id != h.query_id || h.src_member != w->self ||
+			find_send_index(w, h.exchange_id) < 0)
+			continue;
+		snprintf(detail, sizeof(detail),
+				 "The RDMA Write of message %llu into the buffer it lent failed: %s.",
+				 (unsigned long long) h.seq, rx_fabric_strerror(err));
+		set_port_error(w, RX_PORT_ERR_RDMA, h.dst_member, h.exchange_id, detail);
+		return;
+	}
+}
+
 void
 write_done(uint64 imm)
 {
