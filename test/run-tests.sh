@@ -265,7 +265,10 @@ done
 # here, loudly, rather than skip the verbs tests.
 if wanted verbs; then
 	section "verbs: the reliable designs on Soft-RoCE (test/rdma/verbs-tests.sh in a qemu guest)"
-	if RX_GUEST_TIMEOUT=${RX_GUEST_TIMEOUT:-2400} bash "$here/rdma/guest.sh" run bash test/rdma/verbs-tests.sh; then
+	# 3G: the clusters' data directories live in the guest's memory (its
+	# tmpfs root), and the per-design databases add up
+	if RX_GUEST_TIMEOUT=${RX_GUEST_TIMEOUT:-2400} RX_GUEST_MEM=${RX_GUEST_MEM:-3G} \
+		bash "$here/rdma/guest.sh" run bash test/rdma/verbs-tests.sh; then
 		passed=$((passed + 1))
 	else
 		echo "run-tests.sh: the verbs tests failed, or the Soft-RoCE guest could not run (test/rdma/README.md)" >&2

@@ -24,9 +24,9 @@
 #              MESSAGES messages of 64 KiB to member 1, which sends
 #              nothing (one direction, as perftest measures), for every
 #              design; the datagram designs (sesq_sr, mesq_sr), 16 times
-#              as many messages of 1408 bytes, run on the datagram
-#              endpoint, which stays on UDP over dummy0 (README: verbs' UD
-#              endpoints cannot resolve peers by address).
+#              as many messages of the port's MTU, run on the datagram
+#              endpoint, a UD queue pair on rxe0 (found by the raw name
+#              each member publishes, rdma_exchange.datagram_name).
 # Ratios: the send/receive designs against ib_send_bw (RC), the RDMA Read
 # designs against ib_read_bw, the RDMA Write designs against ib_write_bw,
 # the datagram designs against ib_send_bw on UD.
@@ -115,20 +115,33 @@ perftest() {
 
 echo "== a 2-member cluster on $dev"
 export RX_FABRIC_HOST=$addr
-export RX_CLUSTER_CONF="rdma_exchange.reliable_provider = 'verbs'"
+export RX_CLUSTER_CONF="rdma_exchange.fabric_provider = 'verbs'
+rdma_exchange.reliable_provider = 'verbs'"
 if ! "${cl[@]}" start "$dir" 2 "$port" rxbench >/dev/null; then
 	"${cl[@]}" logs "$dir" 30
 	exit 1
 fi
 trap '"${cl[@]}" stop "$dir" >/dev/null 2>&1 || true' EXIT
 for i in 0 1; do
+	grep -q 'datagram endpoint at fi_addr_ib_ud://.*(provider verbs,' "$dir/m$i.log" || {
+		echo "verbs.sh: member $i's datagram endpoint is not a UD queue pair on verbs"
+		grep -hiE 'endpoint|fabric|verbs' "$dir/m$i.log" | head -5
+		exit 1
+	}
 	grep -q 'reliable endpoint at .*(provider verbs;ofi_rxm' "$dir/m$i.log" || {
 		echo "verbs.sh: member $i's reliable endpoint is not on verbs;ofi_rxm"
 		grep -hiE 'endpoint|fabric|verbs' "$dir/m$i.log" | head -5
 		exit 1
 	}
 done
-addrs="{$addr:$((port + 100)),$addr:$((port + 101))}"
+# each member's address and the raw name of its UD endpoint (verbs' UD
+# address vector takes no host:port; rdma_exchange.datagram_name)
+names=()
+for i in 0 1; do
+	names[i]=$("${cl[@]}" psql "$dir" "$i" -d rxbench -X -At -c "SHOW rdma_exchange.datagram_name")
+	[ -n "${names[i]}" ] || { echo "verbs.sh: member $i published no datagram endpoint name"; exit 1; }
+done
+addrs="{\"$addr:$((port + 100)) ${names[0]}\",\"$addr:$((port + 101)) ${names[1]}\"}"
 fails=0
 for ((run = 1; run <= runs; run++)); do
 echo "== round $run of $runs: perftest on $dev (GID index $gid, active MTU $mtu)"
@@ -142,7 +155,7 @@ for d in $designs; do
 	token=$(((RANDOM << 45) | (RANDOM << 30) | (RANDOM << 15) | RANDOM))
 	res=()
 	n=$msgs
-	# datagrams carry 1408 bytes: as many as perftest's UD run sends
+	# datagrams of the port's MTU: as many as perftest's UD run sends
 	case $d in ?esq_sr) n=$((msgs * 16)) ;; esac
 	for i in 0 1; do
 		to='{}' from='{}'
