@@ -119,12 +119,6 @@ handle_lend(WPort *w, int sidx, const RxHeader *h, const RxWireLend *lend)
 }
 
 /*
- * semq_wr: a sender wrote a message into a buffer we lent it; the
- * immediate data says which buffer (32 bits: all that verbs carries), the
- * message's header how long.  It must be one we lent for that very stream
- * and sequence number.
- */
-/*
  * semq_wr: our RDMA Write of buffer b failed.  The receiver's buffer
  * refused it (a wrong key or address: a damaged or forged LEND), or the
  * connection broke; writing it again into the same buffer would fail the
@@ -152,6 +146,12 @@ write_failed(int b, int err)
 	}
 }
 
+/*
+ * semq_wr: a sender wrote a message into a buffer we lent it; the
+ * immediate data says which buffer (32 bits: all that verbs carries), the
+ * message's header how long.  It must be one we lent for that very stream
+ * and sequence number.
+ */
 void
 write_done(uint64 imm)
 {
