@@ -40,6 +40,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
+#include "utils/builtins.h"
 #include "utils/memutils.h"
 
 #include "transport/fabric.h"
@@ -643,8 +644,7 @@ rx_fabric_name(int e, char *hex, Size hexlen)
 		fi_getname(&f->ep->fid, name, &namelen) != 0 ||
 		namelen * 2 + 1 > hexlen)
 		return false;
-	for (size_t i = 0; i < namelen; i++)
-		snprintf(hex + 2 * i, 3, "%02x", (unsigned char) name[i]);
+	hex[hex_encode(name, namelen, hex)] = '\0';
 	return true;
 }
 
