@@ -395,7 +395,9 @@ CREATE VIEW rdma_exchange.buffer_pool_stats AS
 
 -- The transport alone, without the executor (src/transport/loopback_test.c):
 -- every participant calls it at the same time with the same query id, token
--- and member addresses (fabric addresses, in member index order); it sends
+-- and member addresses (fabric addresses, in member index order; where the
+-- datagram endpoint is found by name, "host:port NAME" with the member's
+-- rdma_exchange.datagram_name); it sends
 -- nmessages messages of msg_bytes bytes (at most one message's payload) to
 -- each member of send_to, receives from each member of recv_from, checks
 -- that each arrives exactly once, in order and intact (errors counts those
