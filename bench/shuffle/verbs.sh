@@ -27,6 +27,8 @@
 #              as many messages of the port's MTU, run on the datagram
 #              endpoint, a UD queue pair on rxe0 (found by the raw name
 #              each member publishes, rdma_exchange.datagram_name).
+# RX_VERBS_BENCH_DESIGNS narrows the designs; RX_GUEST_MTU=9000 (guest.sh)
+# gives the port an active MTU of 4096 instead of 1024.
 # Ratios: the send/receive designs against ib_send_bw (RC), the RDMA Read
 # designs against ib_read_bw, the RDMA Write designs against ib_write_bw,
 # the datagram designs against ib_send_bw on UD.
@@ -45,7 +47,7 @@ for a in "$@"; do
 done
 msgs=${nums[0]:-2000}
 runs=${nums[1]:-3}
-designs="semq_sr memq_sr semq_rd memq_rd semq_wr memq_wr sesq_sr mesq_sr"
+designs=${RX_VERBS_BENCH_DESIGNS:-semq_sr memq_sr semq_rd memq_rd semq_wr memq_wr sesq_sr mesq_sr}
 
 if [ "$guest" = 0 ]; then
 	out=${RX_VERBS_OUT:-$here/results/verbs}

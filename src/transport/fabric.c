@@ -374,17 +374,24 @@ bound_name(FabricEp *f, char *name, size_t *namelen, char *buf, size_t buflen)
 }
 
 /*
- * ofi_rxm sizes its completion queues for FI_UNIVERSE_SIZE peers (256 by
- * default), which is more than some RDMA devices allow (Soft-RoCE's rxe:
- * 32767 entries a CQ), and then cannot open its endpoint ("Unable to
- * create verbs CQ").  A member has at most the endpoint sets of
- * RX_MAX_MEMBERS members as peers.  Only where an RDMA device is present
- * (the verbs provider's case) and the environment does not set it: the
- * tcp path keeps libfabric's defaults.  Before the first fi_getinfo of the
- * process, which reads it.
+ * libfabric settings the transport needs, from the environment, set before
+ * the first fi_getinfo of the process (which reads them) unless the
+ * environment sets them:
+ *
+ * FI_AV_REMOVE_CLEANUP: fi_av_remove closes ofi_rxm's connection to the
+ * peer only with it; the worker relies on that to reopen a connection that
+ * a refused RDMA operation broke (worker_port.c, port_rdma_failed).
+ *
+ * FI_UNIVERSE_SIZE: ofi_rxm sizes its completion queues for that many
+ * peers (256 by default), which is more than some RDMA devices allow
+ * (Soft-RoCE's rxe: 32767 entries a CQ), and then cannot open its endpoint
+ * ("Unable to create verbs CQ").  A member has at most the endpoint sets
+ * of RX_MAX_MEMBERS members as peers.  Only where an RDMA device is
+ * present (the verbs provider's case): the tcp path keeps libfabric's
+ * default.
  */
 static void
-universe_for_verbs(void)
+provider_environment(void)
 {
 	static bool done = false;
 	DIR		   *dir;
@@ -394,6 +401,7 @@ universe_for_verbs(void)
 	if (done)
 		return;
 	done = true;
+	setenv("FI_AV_REMOVE_CLEANUP", "1", 0);
 	if (getenv("FI_UNIVERSE_SIZE") != NULL ||
 		(dir = opendir("/sys/class/infiniband")) == NULL)
 		return;
@@ -447,7 +455,7 @@ rx_fabric_open(int e, int provider, const char *address, char *region,
 				 errmsg("invalid rdma_exchange.fabric_address \"%s\"", address),
 				 errhint("Use host:port, for example 127.0.0.1:7400.")));
 
-	universe_for_verbs();
+	provider_environment();
 	memset(f, 0, sizeof(*f));
 	f->wait_fd = -1;
 	strlcpy(f->host, host, sizeof(f->host));
@@ -550,7 +558,7 @@ rx_fabric_open_set(int e, int nbuffers, RxFabricInfo *out)
 		strlcpy(service, "0", sizeof(service));
 	snprintf(address, sizeof(address), "%s:%s", p->host, service);
 
-	universe_for_verbs();
+	provider_environment();
 	memset(f, 0, sizeof(*f));
 	f->wait_fd = -1;
 	f->fi = fabric_getinfo(RX_EP_KIND(e), p->fi->fabric_attr->prov_name,
@@ -609,7 +617,7 @@ rx_fabric_close(int e)
 		pfree(f->contexts);
 	if (f->ctrl_raw)
 		pfree(f->ctrl_raw);
-	universe_for_verbs();
+	provider_environment();
 	memset(f, 0, sizeof(*f));
 	f->wait_fd = -1;
 }
@@ -751,6 +759,22 @@ rx_fabric_resolve(int e, const char *address, RxFabricAddr *addr,
 	}
 	*reason = why;
 	return false;
+}
+
+/*
+ * Take a peer out of endpoint e's address vector.  Under ofi_rxm this
+ * closes the connection to it (the peer closes its side on the
+ * disconnect); resolving the peer again gives a new address, and the next
+ * message a new connection.
+ */
+void
+rx_fabric_forget(int e, RxFabricAddr addr)
+{
+	FabricEp   *f = &eps[RX_EP_KIND(e)];
+	fi_addr_t	fa = (fi_addr_t) addr;
+
+	if (f->av != NULL)
+		(void) fi_av_remove(f->av, &fa, 1, 0);
 }
 
 int

@@ -147,6 +147,7 @@ typedef enum RxCounter
 	RXC_CONTROL_SEND_FAILED,
 	RXC_PORTS_OPENED,
 	RXC_PORTS_CLOSED,
+	RXC_PEERS_RECONNECTED,	/* connections reopened after a failed RDMA op */
 	RX_NCOUNTERS
 } RxCounter;
 

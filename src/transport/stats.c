@@ -47,6 +47,7 @@ static const char *const counter_names[RX_NCOUNTERS] = {
 	"control_send_failed",
 	"ports_opened",
 	"ports_closed",
+	"peers_reconnected",
 };
 
 static void

@@ -179,8 +179,10 @@ extern int	find_recv_index(WPort *w, int exchange_id);
 extern ClosedPort *closed_lookup(uint64 query_id, int exchange_id);
 /* set the owner's latch at the end of the round */
 extern void wake_port(WPort *w);
-extern void set_port_error(WPort *w, int err, int member, int exchange_id,
+extern bool set_port_error(WPort *w, int err, int member, int exchange_id,
 						   const char *detail);
+extern void port_rdma_failed(WPort *w, int m, int exchange_id,
+							 const char *detail);
 /* the timers ask for credit too */
 extern void request_credit(WPort *w);
 /* the main loop's round: events, then ACKs and latches, then waiters */

@@ -89,11 +89,13 @@ wake_port(WPort *w)
 	w->wake = true;
 }
 
-void
+/* fail port w (false: it had failed already; the first error stays) */
+bool
 set_port_error(WPort *w, int err, int member, int exchange_id,
 			   const char *detail)
 {
 	RxPort	   *p = w->sh;
+	bool		first = false;
 
 	SpinLockAcquire(&p->mutex);
 	if (p->error == RX_PORT_ERR_NONE)
@@ -102,9 +104,59 @@ set_port_error(WPort *w, int err, int member, int exchange_id,
 		p->error_member = member;
 		p->error_exchange = exchange_id;
 		strlcpy(p->error_detail, detail ? detail : "", sizeof(p->error_detail));
+		first = true;
 	}
 	SpinLockRelease(&p->mutex);
 	wake_port(w);
+	return first;
+}
+
+/*
+ * An RDMA Read or Write that member m of port w refused (a wrong key or
+ * address) fails the port, and it broke the connection: on verbs the RC
+ * queue pair went to the error state, which ofi_rxm never leaves, so every
+ * later message between the two workers would fail too, until one of them
+ * restarted.  So the peer is taken out of the address vector, which closes
+ * rxm's connection (with FI_AV_REMOVE_CLEANUP, fabric.c; the disconnect
+ * closes the peer's side too), and resolved again at once: the next
+ * message opens a new connection.  Every port, open or recently closed,
+ * that knew the old address gets the new one.  Only at the port's first
+ * error: the operations the close flushes fail on the same port and must
+ * not close the new connection.
+ */
+void
+port_rdma_failed(WPort *w, int m, int exchange_id, const char *detail)
+{
+	RxFabricAddr old = w->addr[RX_EP_RELIABLE][m];
+	RxFabricAddr new;
+	const char *reason;
+	int			i;
+
+	if (!set_port_error(w, RX_PORT_ERR_RDMA, m, exchange_id, detail))
+		return;
+	for (i = 0; i < npeers; i++)
+		if (peers[i].ep == RX_EP_RELIABLE && peers[i].addr == old)
+			break;
+	if (old == (RxFabricAddr) -1 || i == npeers)
+		return;
+
+	ereport(LOG,
+			(errmsg("rdma_exchange: reopening the connection to the transport worker at %s after a failed RDMA operation",
+					peers[i].address)));
+	rx_fabric_forget(RX_EP_RELIABLE, old);
+	if (!rx_fabric_resolve(RX_EP_RELIABLE, peers[i].address, &new, &reason))
+		elog(ERROR, "rdma_exchange: could not resolve the transport worker at %s again: %s",
+			 peers[i].address, reason);
+	peers[i].addr = new;
+	for (int a = 0; a < nactive; a++)
+		for (int j = 0; j < wports[active[a]].nmembers; j++)
+			if (wports[active[a]].addr[RX_EP_RELIABLE][j] == old)
+				wports[active[a]].addr[RX_EP_RELIABLE][j] = new;
+	for (int c = 0; c < CLOSED_RING; c++)
+		for (int j = 0; j < closed_ring[c].nmembers; j++)
+			if (closed_ring[c].addr[RX_EP_RELIABLE][j] == old)
+				closed_ring[c].addr[RX_EP_RELIABLE][j] = new;
+	rx_count(RXC_PEERS_RECONNECTED, 1);
 }
 
 /* ---------------------------------------------------------------------

@@ -133,8 +133,8 @@ read_done(int b, int err)
 			snprintf(detail, sizeof(detail),
 					 "The RDMA Read of message %llu from its registered buffer failed: %s.",
 					 (unsigned long long) wb->expect.seq, rx_fabric_strerror(err));
-			set_port_error(w, RX_PORT_ERR_RDMA, wb->expect.src_member,
-						   wb->expect.exchange_id, detail);
+			port_rdma_failed(w, wb->expect.src_member, wb->expect.exchange_id,
+							 detail);
 		}
 		bufpool_put(b);
 		return;

@@ -141,7 +141,7 @@ write_failed(int b, int err)
 		snprintf(detail, sizeof(detail),
 				 "The RDMA Write of message %llu into the buffer it lent failed: %s.",
 				 (unsigned long long) h.seq, rx_fabric_strerror(err));
-		set_port_error(w, RX_PORT_ERR_RDMA, h.dst_member, h.exchange_id, detail);
+		port_rdma_failed(w, h.dst_member, h.exchange_id, detail);
 		return;
 	}
 }

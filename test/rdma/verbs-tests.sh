@@ -17,13 +17,13 @@
 #     mid-query, cancel, statement_timeout, a coordinator that dies;
 #     transport design auto, which takes sesq_sr on verbs for unordered
 #     exchanges), 020_faults (drop, duplicate and reorder injected into the
-#     UD datagrams; sesq_sr) and 050_tpch (TPC-H at SF 0.01 against a
-#     plain server; layout a with the primary keys, RX_TPCH_SETS, to keep
-#     the emulated run short).  Not 030_bad_input (RX_VERBS_TAP=030_bad_input
-#     runs it): its wrong RDMA key fails the query as it should, but on
-#     verbs the refused operation leaves the RC connection between the two
-#     members' workers in error, ofi_rxm does not open it again, and the
-#     next query between them fails until a transport worker restarts.
+#     UD datagrams; sesq_sr), 030_bad_input (a wrong RDMA key in the
+#     messages of semq_rd and semq_wr: the query fails at once, the two
+#     workers reopen the RC connection the refused operation broke, and
+#     the next query is right; a member with another cluster key or
+#     version) and 050_tpch (TPC-H at SF 0.01 against a plain server;
+#     layout a with the primary keys, RX_TPCH_SETS, to keep the emulated
+#     run short).
 #
 # Exits non-zero when anything fails.
 #
@@ -31,7 +31,7 @@
 #   RX_VERBS_DIFF_DESIGNS  the designs of 2 besides auto (default: all
 #                     but sesq_sr, which auto is on verbs)
 #   RX_VERBS_TAP      the TAP tests of 3 (default: 010_failures 020_faults
-#                     050_tpch; empty: none)
+#                     030_bad_input 050_tpch; empty: none)
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -41,7 +41,7 @@ designs=${RX_VERBS_DESIGNS:-sesq_sr mesq_sr semq_sr memq_sr semq_rd memq_rd semq
 # on verbs is sesq_sr for unordered exchanges (and semq_sr for ordered
 # ones): the explicit sesq_sr run would repeat it
 diff_designs=${RX_VERBS_DIFF_DESIGNS:-mesq_sr semq_sr memq_sr semq_rd memq_rd semq_wr memq_wr}
-read -r -a taps <<< "${RX_VERBS_TAP-010_failures 020_faults 050_tpch}"
+read -r -a taps <<< "${RX_VERBS_TAP-010_failures 020_faults 030_bad_input 050_tpch}"
 rc=0
 
 if [ ! -d /sys/class/infiniband/rxe0 ]; then

@@ -97,7 +97,16 @@ check_healthy('extension version restored');
 # writer's work request), but tcp;ofi_rxm completes a write once it left
 # the socket, before the target checks the key, so there the writer may
 # never hear of it: semq_wr is checked where the reliable provider is verbs
-# (test/rdma's guest).
+# (test/rdma's guest).  On verbs the refused operation also breaks the RC
+# connection between the two workers; they reopen it (peers_reconnected),
+# so the next query between them, with the right key, must work.
+# connections reopened after a failed RDMA operation, on all members
+sub reopened
+{
+	my $n = 0;
+	$n += $rx->transport_counters($_)->{peers_reconnected} for 0 .. 2;
+	return $n;
+}
 my @key_designs = ('semq_rd');
 push @key_designs, 'semq_wr'
   if $rx->safe_psql(0, 'SHOW rdma_exchange.reliable_provider') eq 'verbs';
@@ -106,6 +115,7 @@ for my $design (@key_designs)
 	$rx->safe_psql(1, 'ALTER SYSTEM SET rdma_exchange.fault_wrong_rdma_key = on');
 	$rx->safe_psql(1, 'SELECT pg_reload_conf()');
 	sleep 1;
+	my $reopened = reopened();
 	my $t0 = time;
 	($ret, $out, $err) = $rx->psql(0,
 		"SET rdma_exchange.transport_design = $design; SET statement_timeout = '60s'; $query");
@@ -115,6 +125,8 @@ for my $design (@key_designs)
 	like($err, qr/RDMA (Read|Write) of message \d+/,
 		"wrong RDMA key ($design): the detail names the operation");
 	cmp_ok(time - $t0, '<', 30, "wrong RDMA key ($design): the error comes before any timeout");
+	cmp_ok(reopened(), '>', $reopened,
+		"wrong RDMA key ($design): the broken connections were reopened");
 	$rx->check_clean("wrong RDMA key ($design)");
 	$rx->safe_psql(1, 'ALTER SYSTEM RESET rdma_exchange.fault_wrong_rdma_key');
 	$rx->safe_psql(1, 'SELECT pg_reload_conf()');
