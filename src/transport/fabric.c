@@ -324,14 +324,20 @@ open_queues_and_endpoint(FabricEp *f, const char *address, int recv_depth)
 
 /*
  * One fi_context per buffer and per control slot, and the control slots
- * for messages that do not fit in an inject.
+ * for messages that do not fit in an inject.  Where the endpoint writes
+ * (RDMA), also one per buffer and member: a broadcast buffer is written
+ * to several members, and a failed write must say which (contexts_of()).
  */
 static void
 alloc_contexts(FabricEp *f, const char *address, int nbuffers)
 {
+	Size		n = nbuffers + CTRL_SLOTS;
+
+	if (f->fi->caps & FI_RMA)
+		n += (Size) nbuffers * RX_MAX_MEMBERS;
 	f->ncontexts_buf = nbuffers;
 	f->contexts = MemoryContextAllocZero(TopMemoryContext,
-										 sizeof(struct fi_context) * (nbuffers + CTRL_SLOTS));
+										 sizeof(struct fi_context) * n);
 	/* an inject carries no prefix: with one, control messages go from slots */
 	if (f->inject_size < CTRL_SLOT_SIZE || f->prefix_size != 0)
 	{
@@ -824,14 +830,44 @@ rx_fabric_read(int e, int bufid, char *buf, Size len, RxFabricAddr src,
 						 raddr, key, &f->contexts[bufid]);
 }
 
+/*
+ * The buffer (and, for a write, the member) of a completed operation's
+ * context into out, which is cleared first; false for a control slot's,
+ * which is free again.
+ */
+static bool
+context_of(FabricEp *f, void *context, RxCompletion *out)
+{
+	Size		id = (struct fi_context *) context - f->contexts;
+
+	memset(out, 0, sizeof(*out));
+	out->member = -1;
+	if (id < (Size) f->ncontexts_buf)
+		out->bufid = (int) id;
+	else if (id < (Size) f->ncontexts_buf + CTRL_SLOTS)
+	{
+		f->ctrl_busy[id - f->ncontexts_buf] = false;
+		return false;
+	}
+	else
+	{
+		id -= f->ncontexts_buf + CTRL_SLOTS;
+		out->bufid = (int) (id / RX_MAX_MEMBERS);
+		out->member = (int) (id % RX_MAX_MEMBERS);
+	}
+	return true;
+}
+
 int
-rx_fabric_write_imm(int e, int bufid, char *buf, Size len, RxFabricAddr dest,
-					uint64 raddr, uint64 key, uint64 imm)
+rx_fabric_write_imm(int e, int bufid, int member, char *buf, Size len,
+					RxFabricAddr dest, uint64 raddr, uint64 key, uint64 imm)
 {
 	FabricEp   *f = &eps[e];
+	Size		ctx = f->ncontexts_buf + CTRL_SLOTS +
+		(Size) bufid * RX_MAX_MEMBERS + member;
 
 	return (int) fi_writedata(f->ep, buf, len, f->pool_desc, imm,
-							  (fi_addr_t) dest, raddr, key, &f->contexts[bufid]);
+							  (fi_addr_t) dest, raddr, key, &f->contexts[ctx]);
 }
 
 int
@@ -888,19 +924,11 @@ fabric_poll(FabricEp *f, struct fid_cq *cq, RxCompletion *out, int max,
 			if (fi_cq_readerr(cq, &err, 0) != 1)
 				break;
 			got = 0;
-			if (err.op_context != NULL)
+			if (err.op_context != NULL &&
+				context_of(f, err.op_context, &out[n]))
 			{
-				int			id = (struct fi_context *) err.op_context - f->contexts;
-
-				if (id >= f->ncontexts_buf)
-					f->ctrl_busy[id - f->ncontexts_buf] = false;
-				else
-				{
-					memset(&out[n], 0, sizeof(out[n]));
-					out[n].bufid = id;
-					out[n].err = err.err ? err.err : FI_EOTHER;
-					n++;
-				}
+				out[n].err = err.err ? err.err : FI_EOTHER;
+				n++;
 			}
 			continue;
 		}
@@ -911,9 +939,8 @@ fabric_poll(FabricEp *f, struct fid_cq *cq, RxCompletion *out, int max,
 							fi_strerror((int) -got))));
 		for (int i = 0; i < got; i++)
 		{
-			int			id;
-
 			memset(&out[n], 0, sizeof(out[n]));
+			out[n].member = -1;
 			if (entries[i].flags & FI_REMOTE_CQ_DATA &&
 				entries[i].flags & FI_REMOTE_WRITE)
 			{
@@ -923,13 +950,8 @@ fabric_poll(FabricEp *f, struct fid_cq *cq, RxCompletion *out, int max,
 				n++;
 				continue;
 			}
-			id = (struct fi_context *) entries[i].op_context - f->contexts;
-			if (id >= f->ncontexts_buf)
-			{
-				f->ctrl_busy[id - f->ncontexts_buf] = false;
+			if (!context_of(f, entries[i].op_context, &out[n]))
 				continue;
-			}
-			out[n].bufid = id;
 			out[n].len = recv && entries[i].len >= f->prefix_size ?
 				entries[i].len - f->prefix_size : entries[i].len;
 			out[n].read = (entries[i].flags & FI_READ) != 0;

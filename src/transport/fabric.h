@@ -51,6 +51,8 @@ typedef struct RxFabricInfo
 typedef struct RxCompletion
 {
 	int			bufid;			/* -1: a remote write with immediate data */
+	int			member;			/* a write of ours: the member written to;
+								 * -1 otherwise */
 	Size		len;			/* received bytes, prefix excluded */
 	int			err;			/* 0, or a positive libfabric error */
 	bool		read;			/* an RDMA Read of ours completed */
@@ -110,10 +112,13 @@ extern void rx_fabric_remote_ref(int e, const char *buf, uint64 *raddr,
 /* read len bytes of a peer's buffer into ours; completes on the send CQ */
 extern int	rx_fabric_read(int e, int bufid, char *buf, Size len,
 						   RxFabricAddr src, uint64 raddr, uint64 key);
-/* write ours into a peer's buffer; the peer's receive CQ reports imm */
-extern int	rx_fabric_write_imm(int e, int bufid, char *buf, Size len,
-								RxFabricAddr dest, uint64 raddr, uint64 key,
-								uint64 imm);
+/*
+ * write ours into member's buffer at dest; the peer's receive CQ reports
+ * imm, our send CQ the member (a broadcast buffer goes to several)
+ */
+extern int	rx_fabric_write_imm(int e, int bufid, int member, char *buf,
+								Size len, RxFabricAddr dest, uint64 raddr,
+								uint64 key, uint64 imm);
 
 /* a completion's error (RxCompletion.err) in words */
 extern const char *rx_fabric_strerror(int err);

@@ -252,7 +252,7 @@ extern void lend_again(WPort *w, WRecv *wr, int ridx, int src);
 extern void handle_lend(WPort *w, int sidx, const RxHeader *h,
 						const RxWireLend *lend);
 extern void write_done(uint64 imm);
-extern void write_failed(int b, int err);
+extern void write_failed(int b, int member, int err);
 
 #pragma GCC visibility pop
 

@@ -127,13 +127,15 @@ set_port_error(WPort *w, int err, int member, int exchange_id,
 void
 port_rdma_failed(WPort *w, int m, int exchange_id, const char *detail)
 {
-	RxFabricAddr old = w->addr[RX_EP_RELIABLE][m];
+	RxFabricAddr old;
 	RxFabricAddr new;
 	const char *reason;
 	int			i;
 
-	if (!set_port_error(w, RX_PORT_ERR_RDMA, m, exchange_id, detail))
+	if (!set_port_error(w, RX_PORT_ERR_RDMA, m, exchange_id, detail) ||
+		m < 0 || m >= w->nmembers)
 		return;
+	old = w->addr[RX_EP_RELIABLE][m];
 	for (i = 0; i < npeers; i++)
 		if (peers[i].ep == RX_EP_RELIABLE && peers[i].addr == old)
 			break;

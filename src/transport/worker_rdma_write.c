@@ -119,13 +119,15 @@ handle_lend(WPort *w, int sidx, const RxHeader *h, const RxWireLend *lend)
 }
 
 /*
- * semq_wr: our RDMA Write of buffer b failed.  The receiver's buffer
- * refused it (a wrong key or address: a damaged or forged LEND), or the
- * connection broke; writing it again into the same buffer would fail the
- * same way.  The query fails, naming the receiver and the exchange.
+ * semq_wr: our RDMA Write of buffer b to member failed.  The receiver's
+ * buffer refused it (a wrong key or address: a damaged or forged LEND),
+ * or the connection broke; writing it again into the same buffer would
+ * fail the same way.  The query fails, naming the receiver (the
+ * completion's: a broadcast buffer's header names no one) and the
+ * exchange.
  */
 void
-write_failed(int b, int err)
+write_failed(int b, int member, int err)
 {
 	RxHeader	h;
 	char		detail[160];
@@ -136,12 +138,13 @@ write_failed(int b, int err)
 		WPort	   *w = &wports[active[a]];
 
 		if (w->query_id != h.query_id || h.src_member != w->self ||
-			find_send_index(w, h.exchange_id) < 0)
+			find_send_index(w, h.exchange_id) < 0 ||
+			member < 0 || member >= w->nmembers)
 			continue;
 		snprintf(detail, sizeof(detail),
 				 "The RDMA Write of message %llu into the buffer it lent failed: %s.",
 				 (unsigned long long) h.seq, rx_fabric_strerror(err));
-		port_rdma_failed(w, h.dst_member, h.exchange_id, detail);
+		port_rdma_failed(w, member, h.exchange_id, detail);
 		return;
 	}
 }

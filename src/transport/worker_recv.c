@@ -273,7 +273,7 @@ poll_send(void)
 			/* an RDMA Write into a lent buffer cannot simply go again */
 			if (c[i].err != 0 &&
 				rx_design_single(wb->design) == RX_DESIGN_SEMQ_WR)
-				write_failed(c[i].bufid, c[i].err);
+				write_failed(c[i].bufid, c[i].member, c[i].err);
 			/* failed: datagrams go again after a timeout, others at once */
 			else if (c[i].err != 0)
 				wb->sent_at = design_reliable(wb->design) ? 0 : now;

@@ -107,7 +107,7 @@ transmit(WPort *w, WSend *ws, int b, int dst, bool retransmission)
 				/* the credit the backend used was backed by a LEND */
 				Assert(wbufs[b].seq < ws->lent_known);
 				rb = &ws->ring[wbufs[b].seq % ws->ring_size];
-				ret = rx_fabric_write_imm(ws->ep, b, hdr, len, to,
+				ret = rx_fabric_write_imm(ws->ep, b, dst, hdr, len, to,
 										  rb->addr, rb->key, (uint64) rb->bufid);
 			}
 			break;

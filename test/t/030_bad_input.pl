@@ -212,5 +212,61 @@ else
 	check_healthy('after the stranger');
 }
 
+# ----- forged messages through a member's own transport -----
+# Well-formed data messages from someone who knows the running query's id
+# but not its token, or a query nobody runs, sent with member 0's
+# transport: wherever the datagram endpoint is (over verbs, real datagrams
+# on member 0's UD queue pair, to member 1's).  Member 1 must drop and
+# count them, and its query must get exactly the real messages.
+{
+	my $qid   = 7_654_321_999;
+	my $token = 2_345_678_901_234;
+	# host:port, and the raw name where peers find the endpoint by that
+	my $addrs = join(',',
+		map {
+			my $name = $rx->safe_psql($_, 'SHOW rdma_exchange.datagram_name');
+			'"' . $rx->fabric_address($_) . ($name ne '' ? " $name" : '') . '"'
+		} 0 .. 1);
+	my $selftest = sub {
+		my ($q, $t, $self, $to, $from) = @_;
+		return "SET statement_timeout = '60s'; SELECT received, errors FROM "
+		  . "rdma_exchange.transport_selftest($q, $t, $self, '{$addrs}', 50, 100, '{$to}', '{$from}')";
+	};
+	my $before_open = $rx->transport_counters(1)->{ports_opened};
+	my ($rout, $rerr) = ('', '');
+	my $receiver = $rx->background_psql(1, $selftest->($qid, $token, 1, '', '0'),
+		\$rout, \$rerr);
+	ok($rx->poll_query_until(1,
+		"SELECT value > $before_open FROM rdma_exchange.transport_stats() WHERE name = 'ports_opened'"),
+		'forged: the receiving port is open');
+
+	# the forgers give up after member 0's peer_timeout: short, to save time
+	$rx->safe_psql(0, "ALTER SYSTEM SET rdma_exchange.peer_timeout = '2s'");
+	$rx->safe_psql(0, 'SELECT pg_reload_conf()');
+	sleep 1;
+	my $before = $rx->transport_counters(1);
+	my ($fret, $fout, $ferr) = $rx->psql(0, $selftest->($qid, $token + 1, 0, '1', ''));
+	isnt($fret, 0, 'forged token: the forger is never answered and gives up');
+	ok($rx->poll_query_until(1,
+		"SELECT value > $before->{wrong_token_dropped} FROM rdma_exchange.transport_stats() WHERE name = 'wrong_token_dropped'"),
+		'forged token: member 1 dropped and counted the messages');
+	($fret, $fout, $ferr) = $rx->psql(0, $selftest->($qid + 1, $token, 0, '1', ''));
+	isnt($fret, 0, 'forged query: the forger is never answered and gives up');
+	my $after = $rx->transport_counters(1);
+	cmp_ok($after->{unknown_query_dropped} + $after->{early_control_dropped}, '>',
+		$before->{unknown_query_dropped} + $before->{early_control_dropped},
+		'forged query: member 1 dropped and counted the messages');
+	$rx->safe_psql(0, 'ALTER SYSTEM RESET rdma_exchange.peer_timeout');
+	$rx->safe_psql(0, 'SELECT pg_reload_conf()');
+	sleep 1;
+
+	is($rx->safe_psql(0, $selftest->($qid, $token, 0, '1', '')), '0|0',
+		'forged: the real sender completes');
+	$receiver->finish;
+	is($rout, "50|0\n", 'forged: the receiver got exactly the real messages, intact');
+	is($rerr, '', 'forged: no error on the receiver');
+	check_healthy('after the forged messages');
+}
+
 $rx->teardown;
 done_testing();
