@@ -20,8 +20,9 @@
 #     UD datagrams; sesq_sr), 030_bad_input (a wrong RDMA key in the
 #     messages of semq_rd and semq_wr: the query fails at once, the two
 #     workers reopen the RC connection the refused operation broke, and
-#     the next query is right; a member with another cluster key or
-#     version) and 050_tpch (TPC-H at SF 0.01 against a plain server;
+#     the next query is right; forged data messages, a wrong token or an
+#     unknown query, sent as UD datagrams by member 0's transport; a member
+#     with another cluster key or version) and 050_tpch (TPC-H at SF 0.01 against a plain server;
 #     layout a with the primary keys, RX_TPCH_SETS, to keep the emulated
 #     run short).
 #
