@@ -27,6 +27,11 @@
 #              as many messages of the port's MTU, run on the datagram
 #              endpoint, a UD queue pair on rxe0 (found by the raw name
 #              each member publishes, rdma_exchange.datagram_name).
+#   shuffle    rdma_exchange.shuffle_selftest() on both members at once:
+#              each repartitions its share of RX_VERBS_LI_ROWS (default
+#              200000) TPC-H lineitem rows (bench/shuffle/rows.sh, hashed
+#              on l_orderkey) to the other, every design, as the executor's
+#              SHUFFLE and RECEIVE would (rows in, rows out)
 # RX_VERBS_BENCH_DESIGNS narrows the designs; RX_GUEST_MTU=9000 (guest.sh)
 # gives the port an active MTU of 4096 instead of 1024.
 # Ratios: the send/receive designs against ib_send_bw (RC), the RDMA Read
@@ -144,6 +149,47 @@ for i in 0 1; do
 	[ -n "${names[i]}" ] || { echo "verbs.sh: member $i published no datagram endpoint name"; exit 1; }
 done
 addrs="{\"$addr:$((port + 100)) ${names[0]}\",\"$addr:$((port + 101)) ${names[1]}\"}"
+
+# each member's half of the lineitem rows (l_orderkey distinct)
+# shellcheck source=bench/shuffle/rows.sh
+. "$top/bench/shuffle/rows.sh"
+li_rows=${RX_VERBS_LI_ROWS:-200000}
+for i in 0 1; do
+	"${cl[@]}" psql "$dir" "$i" -d rxbench -X -q -v ON_ERROR_STOP=1 \
+		-c "CREATE TABLE li ($RX_LI_COLS)" \
+		-c "INSERT INTO li SELECT $RX_LI_SELECT
+			FROM generate_series($((i * li_rows / 2 + 1))::bigint, $(((i + 1) * li_rows / 2))::bigint) g" \
+		-c "VACUUM ANALYZE li" || exit 1
+done
+# both SQLFN: the statement `SQLFN i` on members 0 and 1 at once, with a
+# new query id and token ($qid, $token) for the pair; their output in
+# $dir/out.0 and $dir/out.1; fails if either failed
+both() {
+	local i p rc=0 pids=()
+	qid=$(((RANDOM << 45) | (RANDOM << 30) | (RANDOM << 15) | RANDOM))
+	token=$(((RANDOM << 45) | (RANDOM << 30) | (RANDOM << 15) | RANDOM))
+	for i in 0 1; do
+		"${cl[@]}" psql "$dir" "$i" -d rxbench -X -At -q \
+			-c "SET statement_timeout = '300s'" -c "$("$1" "$i")" >"$dir/out.$i" 2>&1 &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do wait "$p" || rc=1; done
+	return "$rc"
+}
+
+# member $1's statement: design $d's transport_selftest, $n messages from
+# member 0 to member 1 (one direction, as perftest measures)
+transport_sql() {
+	local to='{}' from='{}'
+	[ "$1" = 0 ] && to='{1}'
+	[ "$1" = 1 ] && from='{0}'
+	echo "SELECT row_to_json(s) FROM rdma_exchange.transport_selftest($qid, $token, $1, '$addrs', $n, 65536, '$to', '$from', 1, 0, '$d') s"
+}
+# member $1's statement: design $d's lineitem repartition
+shuffle_sql() {
+	echo "SELECT row_to_json(s) FROM (SELECT $1 AS member, * FROM rdma_exchange.shuffle_selftest($qid, $token, $1, '$addrs', 'li', 'repartition', '$d')) s"
+}
+
 fails=0
 for ((run = 1; run <= runs; run++)); do
 echo "== round $run of $runs: perftest on $dev (GID index $gid, active MTU $mtu)"
@@ -153,30 +199,25 @@ perftest ib_read_bw 65536 ib_read_bw -n "$msgs"
 perftest ib_send_bw_ud "$mtu" ib_send_bw -c UD -n $((msgs * 16))
 echo "== round $run of $runs: the designs"
 for d in $designs; do
-	qid=$(((RANDOM << 45) | (RANDOM << 30) | (RANDOM << 15) | RANDOM))
-	token=$(((RANDOM << 45) | (RANDOM << 30) | (RANDOM << 15) | RANDOM))
-	res=()
 	n=$msgs
 	# datagrams of the port's MTU: as many as perftest's UD run sends
 	case $d in ?esq_sr) n=$((msgs * 16)) ;; esac
-	for i in 0 1; do
-		to='{}' from='{}'
-		[ "$i" = 0 ] && to='{1}'
-		[ "$i" = 1 ] && from='{0}'
-		"${cl[@]}" psql "$dir" "$i" -d rxbench -X -At -q \
-			-c "SET statement_timeout = '300s'" \
-			-c "SELECT row_to_json(s) FROM rdma_exchange.transport_selftest($qid, $token, $i, '$addrs', $n, 65536, '$to', '$from', 1, 0, '$d') s" \
-			>"$dir/out.$i" 2>&1 &
-		res+=($!)
-	done
-	ok=1
-	for p in "${res[@]}"; do wait "$p" || ok=0; done
-	line=$(grep -h '^{' "$dir/out.1" | tail -1)
-	if [ "$ok" = 1 ] && [ -n "$line" ]; then
+	if both transport_sql && line=$(grep -h '^{' "$dir/out.1" | tail -1) && [ -n "$line" ]; then
 		echo "$d: $line"
 		emit "{\"kind\": \"transport\", \"design\": \"$d\", \"receiver\": $line}"
 	else
 		echo "verbs.sh: $d failed:"; cat "$dir/out.0" "$dir/out.1" | tail -6
+		fails=$((fails + 1))
+	fi
+done
+echo "== round $run of $runs: the lineitem repartition"
+for d in $designs; do
+	if both shuffle_sql && l0=$(grep -h '^{' "$dir/out.0" | tail -1) &&
+		l1=$(grep -h '^{' "$dir/out.1" | tail -1) && [ -n "$l0" ] && [ -n "$l1" ]; then
+		echo "$d: $l0 $l1"
+		emit "{\"kind\": \"shuffle\", \"design\": \"$d\", \"members\": [$l0, $l1]}"
+	else
+		echo "verbs.sh: lineitem repartition with $d failed:"; cat "$dir/out.0" "$dir/out.1" | tail -6
 		fails=$((fails + 1))
 	fi
 done

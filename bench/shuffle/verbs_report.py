@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """bench/shuffle/verbs_report.py OUT MESSAGES RUNS: report.md and verbs.png
 of bench/shuffle/verbs.sh from OUT/raw.jsonl (one JSON object a line:
-perftest figures and transport_selftest results of the receiving member,
-each with its round); every figure is the median over the rounds."""
+perftest figures, transport_selftest results of the receiving member and
+shuffle_selftest results of both members, each with its round); every
+figure is the median over the rounds."""
 import json
 import os
 import statistics
@@ -83,6 +84,36 @@ lines += [
     "designs against the RC figure of their verbs operation with 64 KiB messages, "
     "the datagram designs (UD queue pairs) against ib_send_bw on UD at the MTU.",
 ]
+shuffles = {}
+for r in rows:
+    if r["kind"] != "shuffle":
+        continue
+    secs = max(m["seconds"] for m in r["members"])
+    if secs <= 0:
+        continue
+    moved = sum(m["rows_received"] for m in r["members"])
+    shuffles.setdefault(r["design"], []).append(
+        (moved / secs, sum(m["bytes_sent"] for m in r["members"]) / secs / MIB, moved))
+if shuffles:
+    lines += [
+        "",
+        "Lineitem repartition (`rdma_exchange.shuffle_selftest()` on both members at "
+        "once: each sends the rows of its local lineitem table that hash to the "
+        "other member and receives the other's; 16 TPC-H columns, bench/shuffle/rows.sh), "
+        "medians over the rounds; rows and MiB/s are those that crossed, both "
+        "directions together, over the slower member's time:",
+        "",
+        "| design | rows crossed | rows/s | MiB/s | rounds |",
+        "|---|---|---|---|---|",
+    ]
+    for d in ("semq_sr", "memq_sr", "semq_rd", "memq_rd", "semq_wr", "memq_wr", "sesq_sr", "mesq_sr"):
+        if d not in shuffles:
+            lines.append("| %s | failed | | | |" % d)
+            continue
+        v = shuffles[d]
+        lines.append("| %s | %d | %.0f | %.1f | %d |"
+                     % (d, statistics.median(x[2] for x in v), statistics.median(x[0] for x in v),
+                        statistics.median(x[1] for x in v), len(v)))
 with open(os.path.join(out, "report.md"), "w") as f:
     f.write("\n".join(lines) + "\n")
 

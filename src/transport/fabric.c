@@ -326,7 +326,7 @@ open_queues_and_endpoint(FabricEp *f, const char *address, int recv_depth)
  * One fi_context per buffer and per control slot, and the control slots
  * for messages that do not fit in an inject.  Where the endpoint writes
  * (RDMA), also one per buffer and member: a broadcast buffer is written
- * to several members, and a failed write must say which (contexts_of()).
+ * to several members, and a failed write must say which (context_of()).
  */
 static void
 alloc_contexts(FabricEp *f, const char *address, int nbuffers)

@@ -99,9 +99,10 @@ extern bool rx_fabric_needs_names(int e);
 extern bool rx_fabric_resolve(int e, const char *address, RxFabricAddr *addr,
 							  const char **reason);
 
-/* 0, -FI_EAGAIN when the queue is full, or another negative error */
 /* take a peer out of kind e's address vector: closes ofi_rxm's connection */
 extern void rx_fabric_forget(int e, RxFabricAddr addr);
+
+/* 0, -FI_EAGAIN when the queue is full, or another negative error */
 extern int	rx_fabric_post_recv(int e, int bufid, char *buf, Size len);
 extern int	rx_fabric_send(int e, int bufid, char *buf, Size len,
 						   RxFabricAddr dest);
