@@ -161,9 +161,10 @@ for i in 0 1; do
 			FROM generate_series($((i * li_rows / 2 + 1))::bigint, $(((i + 1) * li_rows / 2))::bigint) g" \
 		-c "VACUUM ANALYZE li" || exit 1
 done
-# both SQLFN: the statement `SQLFN i` on members 0 and 1 at once, with a
-# new query id and token ($qid, $token) for the pair; their output in
-# $dir/out.0 and $dir/out.1; fails if either failed
+# both SQLFN WHAT: the statement `SQLFN i` on members 0 and 1 at once, with
+# a new query id and token ($qid, $token) for the pair; each one's JSON row
+# in $dir/out.0 and $dir/out.1 (result i).  If either fails or gives no
+# row, says WHAT failed, counts it in $fails, and fails.
 both() {
 	local i p rc=0 pids=()
 	qid=$(((RANDOM << 45) | (RANDOM << 30) | (RANDOM << 15) | RANDOM))
@@ -174,8 +175,12 @@ both() {
 		pids+=($!)
 	done
 	for p in "${pids[@]}"; do wait "$p" || rc=1; done
-	return "$rc"
+	[ "$rc" = 0 ] && [ -n "$(result 0)" ] && [ -n "$(result 1)" ] && return 0
+	echo "verbs.sh: $2 failed:"; cat "$dir/out.0" "$dir/out.1" | tail -6
+	fails=$((fails + 1))
+	return 1
 }
+result() { grep -h '^{' "$dir/out.$1" | tail -1 || true; }
 
 # member $1's statement: design $d's transport_selftest, $n messages from
 # member 0 to member 1 (one direction, as perftest measures)
@@ -202,23 +207,16 @@ for d in $designs; do
 	n=$msgs
 	# datagrams of the port's MTU: as many as perftest's UD run sends
 	case $d in ?esq_sr) n=$((msgs * 16)) ;; esac
-	if both transport_sql && line=$(grep -h '^{' "$dir/out.1" | tail -1) && [ -n "$line" ]; then
-		echo "$d: $line"
-		emit "{\"kind\": \"transport\", \"design\": \"$d\", \"receiver\": $line}"
-	else
-		echo "verbs.sh: $d failed:"; cat "$dir/out.0" "$dir/out.1" | tail -6
-		fails=$((fails + 1))
+	if both transport_sql "$d"; then
+		echo "$d: $(result 1)"
+		emit "{\"kind\": \"transport\", \"design\": \"$d\", \"receiver\": $(result 1)}"
 	fi
 done
 echo "== round $run of $runs: the lineitem repartition"
 for d in $designs; do
-	if both shuffle_sql && l0=$(grep -h '^{' "$dir/out.0" | tail -1) &&
-		l1=$(grep -h '^{' "$dir/out.1" | tail -1) && [ -n "$l0" ] && [ -n "$l1" ]; then
-		echo "$d: $l0 $l1"
-		emit "{\"kind\": \"shuffle\", \"design\": \"$d\", \"members\": [$l0, $l1]}"
-	else
-		echo "verbs.sh: lineitem repartition with $d failed:"; cat "$dir/out.0" "$dir/out.1" | tail -6
-		fails=$((fails + 1))
+	if both shuffle_sql "the lineitem repartition with $d"; then
+		echo "$d: $(result 0) $(result 1)"
+		emit "{\"kind\": \"shuffle\", \"design\": \"$d\", \"members\": [$(result 0), $(result 1)]}"
 	fi
 done
 done

@@ -939,11 +939,11 @@ fabric_poll(FabricEp *f, struct fid_cq *cq, RxCompletion *out, int max,
 							fi_strerror((int) -got))));
 		for (int i = 0; i < got; i++)
 		{
-			memset(&out[n], 0, sizeof(out[n]));
-			out[n].member = -1;
 			if (entries[i].flags & FI_REMOTE_CQ_DATA &&
 				entries[i].flags & FI_REMOTE_WRITE)
 			{
+				memset(&out[n], 0, sizeof(out[n]));
+				out[n].member = -1;
 				out[n].bufid = -1;
 				out[n].imm = entries[i].data;
 				out[n].has_imm = true;

@@ -111,6 +111,15 @@ set_port_error(WPort *w, int err, int member, int exchange_id,
 	return first;
 }
 
+/* a port's (or closed port's) addresses of its members: old becomes new */
+static void
+replace_addr(RxFabricAddr *addrs, RxFabricAddr old, RxFabricAddr new)
+{
+	for (int m = 0; m < RX_MAX_MEMBERS; m++)
+		if (addrs[m] == old)
+			addrs[m] = new;
+}
+
 /*
  * An RDMA Read or Write that member m of port w refused (a wrong key or
  * address) fails the port, and it broke the connection: on verbs the RC
@@ -151,13 +160,9 @@ port_rdma_failed(WPort *w, int m, int exchange_id, const char *detail)
 			 peers[i].address, reason);
 	peers[i].addr = new;
 	for (int a = 0; a < nactive; a++)
-		for (int j = 0; j < wports[active[a]].nmembers; j++)
-			if (wports[active[a]].addr[RX_EP_RELIABLE][j] == old)
-				wports[active[a]].addr[RX_EP_RELIABLE][j] = new;
+		replace_addr(wports[active[a]].addr[RX_EP_RELIABLE], old, new);
 	for (int c = 0; c < CLOSED_RING; c++)
-		for (int j = 0; j < closed_ring[c].nmembers; j++)
-			if (closed_ring[c].addr[RX_EP_RELIABLE][j] == old)
-				closed_ring[c].addr[RX_EP_RELIABLE][j] = new;
+		replace_addr(closed_ring[c].addr[RX_EP_RELIABLE], old, new);
 	rx_count(RXC_PEERS_RECONNECTED, 1);
 }
 
