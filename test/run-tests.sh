@@ -37,6 +37,14 @@
 #   RX_TEST_DESIGNS  transport designs of those extra runs (default: all
 #                 eight, "sesq_sr semq_sr semq_rd semq_wr mesq_sr memq_sr
 #                 memq_rd memq_wr"; empty: none)
+#   RX_TEST_PARALLEL  how many of those differential runs go at once, each
+#                 in its own database of the one cluster (default 1;
+#                 test/rdma/verbs-tests.sh runs 2: under emulation their
+#                 queries wait on the members' round trips as much as on
+#                 the CPU)
+#   RX_TAP_RUNS   the TAP runs, TEST or TEST:DESIGN each, instead of every
+#                 selected TAP test plus the per-design runs below
+#                 (test/rdma/verbs-tests.sh splits them over parallel jobs)
 #   RX_TEST_PORT  base port of the cluster (default: the first free one
 #                 from 55632); members use PORT..PORT+2, fabric PORT+100..
 #   RX_TAP_PORTS  LOW-HIGH: port range for TAP clusters (see RxCluster.pm)
@@ -64,6 +72,8 @@ tap_tests=()
 # every transport design runs the differential suite and, the designs over
 # reliable connections, the failure tests (RX_TEST_DESIGNS to narrow)
 read -r -a designs <<< "${RX_TEST_DESIGNS-sesq_sr semq_sr semq_rd semq_wr mesq_sr memq_sr memq_rd memq_wr}"
+parallel=${RX_TEST_PARALLEL:-1}
+[[ $parallel =~ ^[1-9][0-9]*$ ]] || { echo "run-tests.sh: RX_TEST_PARALLEL must be a positive number" >&2; exit 1; }
 wanted() {
 	local n
 	[ ${#selection[@]} -eq 0 ] && return 0
@@ -179,31 +189,46 @@ if [ ${#regress_tests[@]} -gt 0 ]; then
 		fi
 	done
 	# the differential suite once more with every transport design, each
-	# in a database of its own
-	for design in "${designs[@]}"; do
+	# in a database of its own, RX_TEST_PARALLEL designs at a time
+	batch=()
+	for design in "${designs[@]}" ""; do
 		wanted 20_differential || break
 		[ $regress_ok = 1 ] || break
-		name="20_differential[$design]"
-		mkdir -p "$work/regress/$design"
-		[ "$(id -u)" -eq 0 ] && chown "$RX_TEST_USER:" "$work/regress/$design"
-		set +e
-		bash "$here/cluster.sh" start "$cluster" "$nmembers" "$base" "regression_$design" >/dev/null &&
-			rx_as_user_in "$work/regress/$design" env "${member_env[@]}" PGHOST="$cluster" PGPORT="$base" \
-				PGOPTIONS="-c rdma_exchange.transport_design=$design" \
-				"$pg_regress" --use-existing --dbname="regression_$design" \
-				--host="$cluster" --port="$base" --bindir="$PGBIN" \
-				--inputdir="$work/src" --outputdir="$work/regress/$design" \
-				00_setup 20_differential 2>&1 | tee "$work/regress/$design/pg_regress.out"
-		set -e
-		if grep -Eq "^(test +|ok +[0-9]+ +[-+] +| +)20_differential +(\.\.\. ok|[0-9]+ ms)" \
-			"$work/regress/$design/pg_regress.out" 2>/dev/null; then
-			passed=$((passed + 1))
-		else
-			failed=$((failed + 1))
-			failed_names+=("$name")
-			[ -s "$work/regress/$design/regression.diffs" ] &&
-				cat "$work/regress/$design/regression.diffs" >> "$work/regress/regression.diffs"
-		fi
+		[ -n "$design" ] && batch+=("$design")
+		[ ${#batch[@]} -gt 0 ] || continue
+		[ -z "$design" ] || [ ${#batch[@]} -ge "$parallel" ] || continue
+		pids=()
+		for d in "${batch[@]}"; do
+			mkdir -p "$work/regress/$d"
+			[ "$(id -u)" -eq 0 ] && chown "$RX_TEST_USER:" "$work/regress/$d"
+			# the databases one after the other, the suites at once
+			if bash "$here/cluster.sh" start "$cluster" "$nmembers" "$base" "regression_$d" >/dev/null; then
+				rx_as_user_in "$work/regress/$d" env "${member_env[@]}" PGHOST="$cluster" PGPORT="$base" \
+					PGOPTIONS="-c rdma_exchange.transport_design=$d" \
+					"$pg_regress" --use-existing --dbname="regression_$d" \
+					--host="$cluster" --port="$base" --bindir="$PGBIN" \
+					--inputdir="$work/src" --outputdir="$work/regress/$d" \
+					00_setup 20_differential > "$work/regress/$d/pg_regress.out" 2>&1 &
+				pids+=($!)
+			fi
+		done
+		for pid in "${pids[@]}"; do
+			wait "$pid" || true
+		done
+		for d in "${batch[@]}"; do
+			name="20_differential[$d]"
+			cat "$work/regress/$d/pg_regress.out" 2>/dev/null || true
+			if grep -Eq "^(test +|ok +[0-9]+ +[-+] +| +)20_differential +(\.\.\. ok|[0-9]+ ms)" \
+				"$work/regress/$d/pg_regress.out" 2>/dev/null; then
+				passed=$((passed + 1))
+			else
+				failed=$((failed + 1))
+				failed_names+=("$name")
+				[ -s "$work/regress/$d/regression.diffs" ] &&
+					cat "$work/regress/$d/regression.diffs" >> "$work/regress/regression.diffs"
+			fi
+		done
+		batch=()
 	done
 	if [ -s "$work/regress/regression.diffs" ]; then
 		section "regression.diffs"
@@ -241,6 +266,7 @@ for t in "${tap_tests[@]}"; do
 		esac
 	done
 done
+[ -z "${RX_TAP_RUNS:-}" ] || read -r -a tap_runs <<< "$RX_TAP_RUNS"
 for run in "${tap_runs[@]}"; do
 	t=${run%%:*}
 	design=auto
@@ -265,9 +291,10 @@ done
 # here, loudly, rather than skip the verbs tests.
 if wanted verbs; then
 	section "verbs: the reliable designs on Soft-RoCE (test/rdma/verbs-tests.sh in a qemu guest)"
-	# 3G: the clusters' data directories live in the guest's memory (its
-	# tmpfs root), and the per-design databases add up
-	if RX_GUEST_TIMEOUT=${RX_GUEST_TIMEOUT:-2400} RX_GUEST_MEM=${RX_GUEST_MEM:-3G} \
+	# 5G: the clusters' data directories live in the guest's memory (its
+	# tmpfs root), and the per-design databases and the clusters of
+	# verbs-tests.sh's parallel jobs add up
+	if RX_GUEST_TIMEOUT=${RX_GUEST_TIMEOUT:-2400} RX_GUEST_MEM=${RX_GUEST_MEM:-5G} \
 		bash "$here/rdma/guest.sh" run bash test/rdma/verbs-tests.sh; then
 		passed=$((passed + 1))
 	else

@@ -11,29 +11,36 @@
 #     shuffling join as plain rows do.
 #  2. The differential suite (sql/20_differential.sql) on such a cluster,
 #     once per design, through run-tests.sh (design auto, which is
-#     sesq_sr for unordered exchanges on verbs, and the seven others).
+#     sesq_sr for unordered exchanges on verbs, and the seven others),
+#     two designs at a time (RX_TEST_PARALLEL).
 #  3. TAP tests through run-tests.sh on such clusters (RxCluster.pm takes
-#     RX_FABRIC_HOST and RX_CLUSTER_CONF): 010_failures (a member killed
-#     mid-query, cancel, statement_timeout, a coordinator that dies;
-#     transport design auto, which takes sesq_sr on verbs for unordered
-#     exchanges), 020_faults (drop, duplicate and reorder injected into the
-#     UD datagrams; sesq_sr), 030_bad_input (a wrong RDMA key in the
-#     messages of semq_rd and semq_wr: the query fails at once, the two
-#     workers reopen the RC connection the refused operation broke, and
-#     the next query is right; forged data messages, a wrong token or an
-#     unknown query, sent as UD datagrams by member 0's transport; its
-#     cases without the transport, another cluster key or version, run on
-#     the host only: RX_BAD_INPUT_TRANSPORT_ONLY) and 050_tpch (TPC-H at SF 0.01 against a plain server;
-#     layout a with the primary keys, RX_TPCH_SETS, to keep the emulated
-#     run short).
+#     RX_FABRIC_HOST and RX_CLUSTER_CONF), split over parallel jobs, each
+#     with clusters of its own (the tests wait on timeouts and round trips
+#     more than they use the emulated CPUs; ports from 40000, below the
+#     range PostgreSQL's test modules pick from): 010_failures with every
+#     design (a member killed mid-query, cancel, statement_timeout, a
+#     coordinator that dies; design auto takes sesq_sr on verbs for
+#     unordered exchanges), 020_faults with both datagram designs (drop,
+#     duplicate and reorder injected into the UD datagrams), 030_bad_input
+#     (a wrong RDMA key in the messages of semq_rd and semq_wr: the query
+#     fails at once, the two workers reopen the RC connection the refused
+#     operation broke, and the next query is right; forged data messages,
+#     a wrong token or an unknown query, sent as UD datagrams by member 0's
+#     transport; its cases without the transport, another cluster key or
+#     version, run on the host only: RX_BAD_INPUT_TRANSPORT_ONLY) and
+#     050_tpch (TPC-H at SF 0.01 against a plain server with every design,
+#     RX_TPCH_DESIGNS, in two runs of half the designs each on a load of
+#     its own: layout a with the primary keys, RX_TPCH_SETS, to keep the
+#     emulated run short).
 #
 # Exits non-zero when anything fails.
 #
-#   RX_VERBS_DESIGNS  the designs of 1 (default: all eight)
+#   RX_VERBS_DESIGNS  the designs of 1 and of 3 (default: all eight)
 #   RX_VERBS_DIFF_DESIGNS  the designs of 2 besides auto (default: all
 #                     but sesq_sr, which auto is on verbs)
 #   RX_VERBS_TAP      the TAP tests of 3 (default: 010_failures 020_faults
 #                     030_bad_input 050_tpch; empty: none)
+#   RX_VERBS_JOBS     parallel jobs of 3 (default 4)
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -59,12 +66,78 @@ RX_TRY_DGRAM=verbs RX_TRY_DESIGNS="$designs" RX_TRY_TIMEOUT=120 \
 	bash "$here/cluster-try.sh" || rc=1
 
 echo "== verbs-tests: the differential suite per design $(date +%T)"
-RX_TEST_DESIGNS="$diff_designs" bash "$repo/test/run-tests.sh" 20_differential || rc=1
+RX_TEST_PARALLEL=2 RX_TEST_DESIGNS="$diff_designs" \
+	bash "$repo/test/run-tests.sh" 20_differential || rc=1
 
-if [ ${#taps[@]} -gt 0 ]; then
-	echo "== verbs-tests: ${taps[*]} $(date +%T)"
-	RX_TEST_DESIGNS="" RX_TPCH_SETS=${RX_TPCH_SETS:-a:pk} RX_BAD_INPUT_TRANSPORT_ONLY=1 \
-		bash "$repo/test/run-tests.sh" "${taps[@]}" || rc=1
+# The TAP runs (TEST or TEST:DESIGN, and for 050_tpch its designs), each
+# with a guess at its cost in seconds here; longest first, each goes to
+# the job with the least work so far.  050_tpch runs as two halves of the
+# designs, each on a load of its own.
+runs=()
+read -r -a all <<< "$designs"
+half=$(((${#all[@]} + 1) / 2))
+for t in "${taps[@]}"; do
+	case $t in
+		050_tpch)
+			first=$(IFS=,; echo "${all[*]:0:half}")
+			second=$(IFS=,; echo "${all[*]:half}")
+			runs+=("$((150 + 90 * half)) 050_tpch $first")
+			[ -z "$second" ] || runs+=("$((150 + 90 * (${#all[@]} - half))) 050_tpch $second") ;;
+		010_failures)
+			runs+=("200 010_failures")
+			for d in "${all[@]}"; do
+				[ "$d" = sesq_sr ] || runs+=("140 010_failures:$d")
+			done ;;
+		020_faults)
+			runs+=("230 020_faults")
+			for d in "${all[@]}"; do
+				[ "$d" = mesq_sr ] && runs+=("230 020_faults:$d")
+			done ;;
+		*) runs+=("160 $t") ;;
+	esac
+done
+jobs=${RX_VERBS_JOBS:-4}
+[[ $jobs =~ ^[1-9]$ ]] || { echo "verbs-tests: RX_VERBS_JOBS must be 1 to 9" >&2; exit 1; }
+declare -a job_runs job_names job_cost job_tpch
+for ((j = 0; j < jobs; j++)); do job_cost[j]=0; job_runs[j]=""; job_names[j]=""; job_tpch[j]=""; done
+while read -r cost run tpch; do
+	[ -n "$run" ] || continue
+	best=-1
+	for ((j = 0; j < jobs; j++)); do
+		# one 050_tpch to a job: its designs are the job's
+		[ -n "$tpch" ] && [ -n "${job_tpch[j]}" ] && continue
+		[ $best -lt 0 ] || [ "${job_cost[j]}" -lt "${job_cost[best]}" ] && best=$j
+	done
+	[ $best -ge 0 ] || { echo "verbs-tests: more halves of 050_tpch than jobs" >&2; exit 1; }
+	job_cost[best]=$((job_cost[best] + cost))
+	job_runs[best]+="$run "
+	[ -z "$tpch" ] || job_tpch[best]=${tpch//,/ }
+	case " ${job_names[best]} " in *" ${run%%:*} "*) ;; *) job_names[best]+="${run%%:*} " ;; esac
+done < <(printf '%s\n' "${runs[@]}" | sort -rn)
+
+if [ ${#runs[@]} -gt 0 ]; then
+	echo "== verbs-tests: ${taps[*]} in $jobs jobs $(date +%T)"
+	logs=$(mktemp -d)
+	pids=()
+	for ((j = 0; j < jobs; j++)); do
+		[ -n "${job_runs[j]}" ] || continue
+		echo "job $j: ${job_runs[j]}${job_tpch[j]:+(050_tpch with ${job_tpch[j]})}"
+		# ports below the range PostgreSQL's test modules pick from
+		RX_TEST_DESIGNS="" RX_TAP_RUNS="${job_runs[j]}" \
+			RX_TAP_PORTS="$((40000 + 400 * j))-$((40399 + 400 * j))" \
+			RX_TPCH_SETS=${RX_TPCH_SETS:-a:pk} RX_TPCH_DESIGNS="${job_tpch[j]}" \
+			RX_BAD_INPUT_TRANSPORT_ONLY=1 \
+			bash "$repo/test/run-tests.sh" ${job_names[j]} > "$logs/job$j" 2>&1 &
+		pids[j]=$!
+	done
+	for ((j = 0; j < jobs; j++)); do
+		[ -n "${pids[j]:-}" ] || continue
+		wait "${pids[j]}" || rc=1
+		echo
+		echo "== verbs-tests: job $j (${job_runs[j]}), done $(date +%T)"
+		cat "$logs/job$j"
+	done
+	rm -rf "$logs"
 fi
 
 echo "verbs-tests: $([ $rc = 0 ] && echo passed || echo FAILED) $(date +%T)"

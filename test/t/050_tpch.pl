@@ -26,6 +26,11 @@ my $sf   = '0.01';
 # RX_TPCH_SETS: the layouts and index sets to run (default all four;
 # test/rdma/verbs-tests.sh runs "a:pk" under the emulated CPU of its guest)
 my %sets = map { $_ => 1 } split ' ', ($ENV{RX_TPCH_SETS} // 'a:pk b:pk a:fk b:fk');
+# RX_TPCH_DESIGNS: the transport designs the queries run with, one after
+# the other on the same data (default: the cluster's own, which
+# run-tests.sh sets per run; test/rdma/verbs-tests.sh names all eight)
+my @designs = split ' ', ($ENV{RX_TPCH_DESIGNS} // '');
+@designs = ('') unless @designs;
 
 my $rx = RxCluster->new(nmembers => 3, dbname => 'tpch');
 
@@ -120,34 +125,41 @@ is($rx->safe_psql(2, q{SELECT count(*) FROM pg_indexes WHERE schemaname = 'tpch_
 	'index set fk: every index on every member')
   if $loads{tpch_a_fk};
 
-for my $set (['', 'pk'], ['_fk', 'fk'])
+for my $design (@designs)
 {
-	my ($suffix, $indexes) = @$set;
-	for my $layout (qw(a b))
+	# a session setting, which the shipped fragments carry
+	my @design_env =
+	  $design ne '' ? (PGOPTIONS => "-c rdma_exchange.transport_design=$design") : ();
+	for my $set (['', 'pk'], ['_fk', 'fk'])
 	{
-		next unless $sets{"$layout:$indexes"};
-		my $label = "layout $layout, index set $indexes";
-		my @env = (@coord, RX_LOCAL_PORT => $single->port, RX_LOCAL_DB => 'tpch');
-		my ($ok, $out, $err) = run_script(\@env, 'bash', "$tpch/check.sh",
-			"tpch_$layout$suffix", "tpch$suffix");
-		ok($ok, "$label: check.sh passes") or diag($out . $err);
-		for my $q (map { sprintf('q%02d', $_) } 1 .. 22)
+		my ($suffix, $indexes) = @$set;
+		for my $layout (qw(a b))
 		{
-			like($out, qr/^$q  same /m, "$label: $q gives the single server's answer");
-		}
+			next unless $sets{"$layout:$indexes"};
+			my $label = "layout $layout, index set $indexes"
+			  . ($design ne '' ? ", design $design" : '');
+			my @env = (@coord, @design_env, RX_LOCAL_PORT => $single->port,
+				RX_LOCAL_DB => 'tpch');
+			my ($ok, $out, $err) = run_script(\@env, 'bash', "$tpch/check.sh",
+				"tpch_$layout$suffix", "tpch$suffix");
+			ok($ok, "$label: check.sh passes") or diag($out . $err);
+			for my $q (map { sprintf('q%02d', $_) } 1 .. 22)
+			{
+				like($out, qr/^$q  same /m, "$label: $q gives the single server's answer");
+			}
 
-		($ok, $out, $err) = run_script([ @env, RX_QUERY_DIR => $variants ],
-			'bash', "$tpch/check.sh", "tpch_$layout$suffix", "tpch$suffix");
-		ok($ok, "$label: variants pass") or diag($out . $err);
-		for my $q (qw(q16v q18v q20v))
-		{
-			like($out, qr/^$q  same +[1-9][0-9]* rows/m,
-				"$label: $q gives the single server's rows, and some");
+			($ok, $out, $err) = run_script([ @env, RX_QUERY_DIR => $variants ],
+				'bash', "$tpch/check.sh", "tpch_$layout$suffix", "tpch$suffix");
+			ok($ok, "$label: variants pass") or diag($out . $err);
+			for my $q (qw(q16v q18v q20v))
+			{
+				like($out, qr/^$q  same +[1-9][0-9]* rows/m,
+					"$label: $q gives the single server's rows, and some");
+			}
 		}
 	}
+	$rx->check_clean("after the TPC-H queries" . ($design ne '' ? " with $design" : ''));
 }
-
-$rx->check_clean('after the TPC-H queries');
 
 $single->stop;
 $rx->teardown;
