@@ -14,10 +14,11 @@
 #     sesq_sr for unordered exchanges on verbs, and the seven others),
 #     two designs at a time (RX_TEST_PARALLEL).
 #  3. TAP tests through run-tests.sh on such clusters (RxCluster.pm takes
-#     RX_FABRIC_HOST and RX_CLUSTER_CONF), split over parallel jobs, each
-#     with clusters of its own (the tests wait on timeouts and round trips
-#     more than they use the emulated CPUs; ports from 40000, below the
-#     range PostgreSQL's test modules pick from): 010_failures with every
+#     RX_FABRIC_HOST and RX_CLUSTER_CONF), by default one after the other
+#     with design auto; with RX_VERBS_JOBS=N split over N parallel jobs,
+#     each with clusters of its own (ports from 40000, below the range
+#     PostgreSQL's test modules pick from), with every design as follows:
+#     010_failures with every
 #     design (a member killed mid-query, cancel, statement_timeout, a
 #     coordinator that dies; design auto takes sesq_sr on verbs for
 #     unordered exchanges), 020_faults with both datagram designs (drop,
@@ -40,7 +41,9 @@
 #                     but sesq_sr, which auto is on verbs)
 #   RX_VERBS_TAP      the TAP tests of 3 (default: 010_failures 020_faults
 #                     030_bad_input 050_tpch; empty: none)
-#   RX_VERBS_JOBS     parallel jobs of 3 (default 4)
+#   RX_VERBS_JOBS     0 (default): the TAP tests of 3 one after the other,
+#                     with design auto only (020_faults: sesq_sr); N: with
+#                     every design, in N parallel jobs (4 is what was tried)
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -69,6 +72,20 @@ echo "== verbs-tests: the differential suite per design $(date +%T)"
 RX_TEST_PARALLEL=2 RX_TEST_DESIGNS="$diff_designs" \
 	bash "$repo/test/run-tests.sh" 20_differential || rc=1
 
+# By default the TAP tests run one after the other, with design auto
+# (sesq_sr and semq_sr on verbs) and 020_faults with sesq_sr: within make
+# test's time.  RX_VERBS_JOBS=N runs every design through them instead,
+# in N parallel jobs (below).
+if [ "${RX_VERBS_JOBS:-0}" = 0 ]; then
+	if [ ${#taps[@]} -gt 0 ]; then
+		echo "== verbs-tests: ${taps[*]} $(date +%T)"
+		RX_TEST_DESIGNS="" RX_TPCH_SETS=${RX_TPCH_SETS:-a:pk} RX_BAD_INPUT_TRANSPORT_ONLY=1 \
+			bash "$repo/test/run-tests.sh" "${taps[@]}" || rc=1
+	fi
+	echo "verbs-tests: $([ $rc = 0 ] && echo passed || echo FAILED) $(date +%T)"
+	exit $rc
+fi
+
 # The TAP runs (TEST or TEST:DESIGN, and for 050_tpch its designs), each
 # with a guess at its cost in seconds here; longest first, each goes to
 # the job with the least work so far.  050_tpch runs as two halves of the
@@ -96,7 +113,7 @@ for t in "${taps[@]}"; do
 		*) runs+=("160 $t") ;;
 	esac
 done
-jobs=${RX_VERBS_JOBS:-4}
+jobs=$RX_VERBS_JOBS
 [[ $jobs =~ ^[1-9]$ ]] || { echo "verbs-tests: RX_VERBS_JOBS must be 1 to 9" >&2; exit 1; }
 declare -a job_runs job_names job_cost job_tpch
 for ((j = 0; j < jobs; j++)); do job_cost[j]=0; job_runs[j]=""; job_names[j]=""; job_tpch[j]=""; done
