@@ -28,7 +28,8 @@ my $sf   = '0.01';
 my %sets = map { $_ => 1 } split ' ', ($ENV{RX_TPCH_SETS} // 'a:pk b:pk a:fk b:fk');
 # RX_TPCH_DESIGNS: the transport designs the queries run with, one after
 # the other on the same data (default: the cluster's own, which
-# run-tests.sh sets per run; test/rdma/verbs-tests.sh names all eight)
+# run-tests.sh sets per run; test/rdma/verbs-tests.sh with RX_VERBS_JOBS
+# names four in each of two runs)
 my @designs = split ' ', ($ENV{RX_TPCH_DESIGNS} // '');
 @designs = ('') unless @designs;
 
