@@ -17,6 +17,11 @@
 # distributed EXPLAIN (ANALYZE, VERBOSE) goes to OUTDIR/qNN.explain.txt
 # and both answers to OUTDIR/qNN.{dist,local}.out.
 #
+# With RX_LOCAL_ANSWERS (a directory), the single server's answers are
+# kept there and taken from there on the next run with the same queries
+# (test/t/050_tpch.pl runs the cluster with one transport design after
+# the other against the same single server).
+#
 # Prints a line per query; exits 1 when an answer differs or a query
 # fails.
 set -uo pipefail
@@ -56,10 +61,15 @@ for q in $queries; do
 		failed=1
 		continue
 	fi
-	if ! run_query "$local" "$local_port" "$local_db" "$file" "$tmp/local"; then
+	kept=${RX_LOCAL_ANSWERS:+$RX_LOCAL_ANSWERS/$q.local}
+	if [ -n "$kept" ] && [ -f "$kept" ]; then
+		cp "$kept" "$tmp/local"
+	elif ! run_query "$local" "$local_port" "$local_db" "$file" "$tmp/local"; then
 		printf '%s  FAILED on the single server: %s\n' "$q" "$(tr '\n' ' ' <"$tmp/local.err")"
 		failed=1
 		continue
+	elif [ -n "$kept" ]; then
+		mkdir -p "$RX_LOCAL_ANSWERS" && cp "$tmp/local" "$kept"
 	fi
 	rows=$(($(wc -l <"$tmp/dist") - 1))
 	if diff -q <(tail -n +2 "$tmp/dist") <(tail -n +2 "$tmp/local") >/dev/null; then

@@ -14,25 +14,25 @@
 #     sesq_sr for unordered exchanges on verbs, and the seven others),
 #     two designs at a time (RX_TEST_PARALLEL).
 #  3. TAP tests through run-tests.sh on such clusters (RxCluster.pm takes
-#     RX_FABRIC_HOST and RX_CLUSTER_CONF), by default one after the other
-#     with design auto; with RX_VERBS_JOBS=N split over N parallel jobs,
+#     RX_FABRIC_HOST and RX_CLUSTER_CONF), in RX_VERBS_JOBS parallel jobs,
 #     each with clusters of its own (ports from 40000, below the range
-#     PostgreSQL's test modules pick from), with every design as follows:
-#     010_failures with every
-#     design (a member killed mid-query, cancel, statement_timeout, a
-#     coordinator that dies; design auto takes sesq_sr on verbs for
-#     unordered exchanges), 020_faults with both datagram designs (drop,
-#     duplicate and reorder injected into the UD datagrams), 030_bad_input
-#     (a wrong RDMA key in the messages of semq_rd and semq_wr: the query
-#     fails at once, the two workers reopen the RC connection the refused
-#     operation broke, and the next query is right; forged data messages,
-#     a wrong token or an unknown query, sent as UD datagrams by member 0's
-#     transport; its cases without the transport, another cluster key or
-#     version, run on the host only: RX_BAD_INPUT_TRANSPORT_ONLY) and
-#     050_tpch (TPC-H at SF 0.01 against a plain server with every design,
+#     PostgreSQL's test modules pick from), with every design:
+#     010_failures (statement_timeout, cancel, a coordinator that dies, a
+#     member killed mid-query, with design auto, which takes sesq_sr on
+#     verbs for unordered exchanges; then the cancel and the kill once
+#     more with each of the seven other designs on the same cluster,
+#     RX_FAILURE_DESIGNS), 020_faults with both datagram designs (drop,
+#     duplicate and reorder injected into the UD datagrams), 050_tpch
+#     (TPC-H at SF 0.01 against a plain server with every design,
 #     RX_TPCH_DESIGNS, in two runs of half the designs each on a load of
 #     its own: layout a with the primary keys, RX_TPCH_SETS, to keep the
-#     emulated run short).
+#     emulated run short); after the jobs, alone, 030_bad_input (a wrong
+#     RDMA key in the messages of semq_rd and semq_wr: the query fails at
+#     once, the two workers reopen the RC connection the refused operation
+#     broke, and the next query is right; forged data messages, a wrong
+#     token or an unknown query, sent as UD datagrams by member 0's
+#     transport; its cases without the transport, another cluster key or
+#     version, run on the host only: RX_BAD_INPUT_TRANSPORT_ONLY).
 #
 # Exits non-zero when anything fails.
 #
@@ -41,9 +41,9 @@
 #                     but sesq_sr, which auto is on verbs)
 #   RX_VERBS_TAP      the TAP tests of 3 (default: 010_failures 020_faults
 #                     030_bad_input 050_tpch; empty: none)
-#   RX_VERBS_JOBS     0 (default): the TAP tests of 3 one after the other,
-#                     with design auto only (020_faults: sesq_sr); N: with
-#                     every design, in N parallel jobs (4 is what was tried)
+#   RX_VERBS_JOBS     the parallel jobs of 3 (default 3); 0: the TAP tests
+#                     one after the other with design auto only (020_faults:
+#                     sesq_sr), for a quicker run
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -72,49 +72,43 @@ echo "== verbs-tests: the differential suite per design $(date +%T)"
 RX_TEST_PARALLEL=2 RX_TEST_DESIGNS="$diff_designs" \
 	bash "$repo/test/run-tests.sh" 20_differential || rc=1
 
-# By default the TAP tests run one after the other, with design auto
-# (sesq_sr and semq_sr on verbs) and 020_faults with sesq_sr: within make
-# test's time.  RX_VERBS_JOBS=N runs every design through them instead,
-# in N parallel jobs (below).
-if [ "${RX_VERBS_JOBS:-0}" = 0 ]; then
-	if [ ${#taps[@]} -gt 0 ]; then
-		echo "== verbs-tests: ${taps[*]} $(date +%T)"
-		RX_TEST_DESIGNS="" RX_TPCH_SETS=${RX_TPCH_SETS:-a:pk} RX_BAD_INPUT_TRANSPORT_ONLY=1 \
-			bash "$repo/test/run-tests.sh" "${taps[@]}" || rc=1
-	fi
-	echo "verbs-tests: $([ $rc = 0 ] && echo passed || echo FAILED) $(date +%T)"
-	exit $rc
-fi
-
 # The TAP runs (TEST or TEST:DESIGN, and for 050_tpch its designs), each
-# with a guess at its cost in seconds here; longest first, each goes to
-# the job with the least work so far.  050_tpch runs as two halves of the
-# designs, each on a load of its own.
+# with a guess at its cost in seconds here alone; longest first, each goes
+# to the job with the least work so far.  010_failures runs once, with
+# every design besides auto for its cancel and kill (RX_FAILURE_DESIGNS);
+# 050_tpch as two halves of the designs, each on a load of its own.
+# 030_bad_input runs alone after the jobs: its reopened RC connections
+# once took longer than a query waits when the jobs saturated the guest's
+# CPUs.  RX_VERBS_JOBS=0: one after the other, design auto only.
+jobs=${RX_VERBS_JOBS:-3}
+[[ $jobs =~ ^[0-9]$ ]] || { echo "verbs-tests: RX_VERBS_JOBS must be 0 to 9" >&2; exit 1; }
 runs=()
+later=()
 read -r -a all <<< "$designs"
 half=$(((${#all[@]} + 1) / 2))
+failure_designs=""
 for t in "${taps[@]}"; do
-	case $t in
-		050_tpch)
+	case $jobs:$t in
+		0:*) later+=("$t") ;;
+		*:030_bad_input) later+=("$t") ;;
+		*:050_tpch)
 			first=$(IFS=,; echo "${all[*]:0:half}")
 			second=$(IFS=,; echo "${all[*]:half}")
-			runs+=("$((150 + 90 * half)) 050_tpch $first")
-			[ -z "$second" ] || runs+=("$((150 + 90 * (${#all[@]} - half))) 050_tpch $second") ;;
-		010_failures)
-			runs+=("200 010_failures")
+			runs+=("$((80 + 80 * half)) 050_tpch $first")
+			[ -z "$second" ] || runs+=("$((80 + 80 * (${#all[@]} - half))) 050_tpch $second") ;;
+		*:010_failures)
 			for d in "${all[@]}"; do
-				[ "$d" = sesq_sr ] || runs+=("140 010_failures:$d")
-			done ;;
-		020_faults)
-			runs+=("230 020_faults")
+				[ "$d" = sesq_sr ] || failure_designs+="$d "
+			done
+			runs+=("$((150 + 45 * $(wc -w <<< "$failure_designs"))) 010_failures") ;;
+		*:020_faults)
+			runs+=("145 020_faults")
 			for d in "${all[@]}"; do
-				[ "$d" = mesq_sr ] && runs+=("230 020_faults:$d")
+				[ "$d" = mesq_sr ] && runs+=("145 020_faults:$d")
 			done ;;
 		*) runs+=("160 $t") ;;
 	esac
 done
-jobs=$RX_VERBS_JOBS
-[[ $jobs =~ ^[1-9]$ ]] || { echo "verbs-tests: RX_VERBS_JOBS must be 1 to 9" >&2; exit 1; }
 declare -a job_runs job_names job_cost job_tpch
 for ((j = 0; j < jobs; j++)); do job_cost[j]=0; job_runs[j]=""; job_names[j]=""; job_tpch[j]=""; done
 while read -r cost run tpch; do
@@ -133,7 +127,7 @@ while read -r cost run tpch; do
 done < <(printf '%s\n' "${runs[@]}" | sort -rn)
 
 if [ ${#runs[@]} -gt 0 ]; then
-	echo "== verbs-tests: ${taps[*]} in $jobs jobs $(date +%T)"
+	echo "== verbs-tests: the TAP tests in $jobs jobs $(date +%T)"
 	logs=$(mktemp -d)
 	pids=()
 	for ((j = 0; j < jobs; j++)); do
@@ -143,7 +137,7 @@ if [ ${#runs[@]} -gt 0 ]; then
 		RX_TEST_DESIGNS="" RX_TAP_RUNS="${job_runs[j]}" \
 			RX_TAP_PORTS="$((40000 + 400 * j))-$((40399 + 400 * j))" \
 			RX_TPCH_SETS=${RX_TPCH_SETS:-a:pk} RX_TPCH_DESIGNS="${job_tpch[j]}" \
-			RX_BAD_INPUT_TRANSPORT_ONLY=1 \
+			RX_FAILURE_DESIGNS="$failure_designs" \
 			bash "$repo/test/run-tests.sh" ${job_names[j]} > "$logs/job$j" 2>&1 &
 		pids[j]=$!
 	done
@@ -155,6 +149,12 @@ if [ ${#runs[@]} -gt 0 ]; then
 		cat "$logs/job$j"
 	done
 	rm -rf "$logs"
+fi
+
+if [ ${#later[@]} -gt 0 ]; then
+	echo "== verbs-tests: ${later[*]} $(date +%T)"
+	RX_TEST_DESIGNS="" RX_TPCH_SETS=${RX_TPCH_SETS:-a:pk} RX_BAD_INPUT_TRANSPORT_ONLY=1 \
+		bash "$repo/test/run-tests.sh" "${later[@]}" || rc=1
 fi
 
 echo "verbs-tests: $([ $rc = 0 ] && echo passed || echo FAILED) $(date +%T)"

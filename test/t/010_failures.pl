@@ -3,7 +3,8 @@
 # down before the query, statement_timeout, cancel, the coordinator's
 # backend terminated, a member killed in the middle of a query.  After
 # each case no fragment backend is running on any member and every buffer
-# pool is back to its idle state.
+# pool is back to its idle state.  RX_FAILURE_DESIGNS: transport designs the
+# cancel and the kill run with once more, on the same cluster.
 use strict;
 use warnings;
 
@@ -57,20 +58,27 @@ like($err, qr/canceling statement due to statement timeout/,
 	'statement_timeout: the usual message');
 $rx->check_clean('statement_timeout');
 
-# a cancel on the coordinator cancels the fragments
+# a cancel on the coordinator cancels the fragments (design: the session
+# sets it, as any user can; '' keeps the cluster's)
+sub cancel_case
 {
+	my ($design) = @_;
+	my $what = 'cancel' . ($design ne '' ? " ($design)" : '');
+	my $set = $design ne '' ? "SET rdma_exchange.transport_design = $design; " : '';
 	my ($stdout, $stderr) = ('', '');
 	my $h = $rx->background_psql(0,
-		"SET application_name = 'rx_cancel_me'; $slow", \$stdout, \$stderr);
+		"SET application_name = 'rx_cancel_me'; $set$slow", \$stdout, \$stderr);
 	ok($rx->poll_query_until(0, "SELECT ($fragments) > 0"),
-		'cancel: fragments are running');
+		"$what: fragments are running");
 	$rx->safe_psql(0, q{SELECT pg_cancel_backend(pid) FROM pg_stat_activity
 		WHERE application_name = 'rx_cancel_me'});
 	$h->finish;
 	like($stderr, qr/canceling statement due to user request/,
-		'cancel: the query reports the cancel');
-	$rx->check_clean('cancel');
+		"$what: the query reports the cancel");
+	$rx->check_clean($what);
+	return;
 }
+cancel_case('');
 
 # the coordinator's own backend dies in the middle of a query (a client
 # that vanished, pg_terminate_backend): the fragments on every member
@@ -96,32 +104,53 @@ $rx->check_clean('statement_timeout');
 }
 
 # a member killed in the middle of a query: the coordinator reports it
-# within seconds, naming the member, and the others stop their fragments
+# within seconds, naming the member, and the others stop their fragments;
+# with the cluster's design (''), also a query while the member is down
+sub kill_case
 {
+	my ($design) = @_;
+	my $what = 'kill' . ($design ne '' ? " ($design)" : '');
+	my $set = $design ne '' ? "SET rdma_exchange.transport_design = $design; " : '';
 	my $victim = $n - 1;
 	my $name = '127.0.0.1:' . $rx->member($victim)->port;
 	my ($stdout, $stderr) = ('', '');
-	my $h = $rx->background_psql(0, $slow, \$stdout, \$stderr);
+	my $h = $rx->background_psql(0, "$set$slow", \$stdout, \$stderr);
 	ok($rx->poll_query_until($victim, "SELECT ($fragments) > 0"),
-		'kill: the victim runs its fragment');
+		"$what: the victim runs its fragment");
 	my $t0 = time;
 	$rx->kill_member($victim);
 	$h->finish;
 	my $elapsed = time - $t0;
-	like($stderr, qr/\Q$name\E/, 'kill: the error names the member that died');
-	cmp_ok($elapsed, '<', 30, 'kill: the coordinator gives up within seconds');
-	$rx->check_clean('kill', $victim);
+	like($stderr, qr/\Q$name\E/, "$what: the error names the member that died");
+	cmp_ok($elapsed, '<', 30, "$what: the coordinator gives up within seconds");
+	$rx->check_clean($what, $victim);
 
-	# a member down before the query: a clear error naming it
-	($ret, $out, $err) = $rx->psql(0, 'SELECT count(*) FROM big');
-	isnt($ret, 0, 'member down: query fails');
-	like($err, qr/\Q$name\E/, 'member down: the error names the member');
-	$rx->check_clean('member down', $victim);
+	if ($design eq '')
+	{
+		# a member down before the query: a clear error naming it
+		my ($ret, $out, $err) = $rx->psql(0, 'SELECT count(*) FROM big');
+		isnt($ret, 0, 'member down: query fails');
+		like($err, qr/\Q$name\E/, 'member down: the error names the member');
+		$rx->check_clean('member down', $victim);
+	}
 
 	$rx->start_member($victim);
-	is($rx->safe_psql(0, 'SELECT count(*) FROM big'), '60000',
-		'member back: queries work again');
-	$rx->check_clean('member back');
+	is($rx->safe_psql(0, "$set$by_exchange SELECT count(*) FROM big"), '60000',
+		"$what: the member back, queries work again");
+	$rx->check_clean("$what: member back");
+	return;
+}
+kill_case('');
+
+# RX_FAILURE_DESIGNS: designs the cancel and the kill run with once more,
+# on this cluster (test/rdma/verbs-tests.sh: every design on verbs, without
+# a cluster and a load per design)
+for my $design (split ' ', ($ENV{RX_FAILURE_DESIGNS} // ''))
+{
+	like($rx->safe_psql(0, "SET rdma_exchange.transport_design = $design; $by_exchange EXPLAIN $slow_count"),
+		qr/Transport: \Q$design\E over /, "the slow count runs with $design");
+	cancel_case($design);
+	kill_case($design);
 }
 
 # The same failures when the small result is gathered by query: every

@@ -126,6 +126,7 @@ is($rx->safe_psql(2, q{SELECT count(*) FROM pg_indexes WHERE schemaname = 'tpch_
 	'index set fk: every index on every member')
   if $loads{tpch_a_fk};
 
+my $answers = PostgreSQL::Test::Utils::tempdir();
 for my $design (@designs)
 {
 	# a session setting, which the shipped fragments carry
@@ -139,8 +140,9 @@ for my $design (@designs)
 			next unless $sets{"$layout:$indexes"};
 			my $label = "layout $layout, index set $indexes"
 			  . ($design ne '' ? ", design $design" : '');
+			# the single server's answers once, for every design
 			my @env = (@coord, @design_env, RX_LOCAL_PORT => $single->port,
-				RX_LOCAL_DB => 'tpch');
+				RX_LOCAL_DB => 'tpch', RX_LOCAL_ANSWERS => "$answers/tpch$suffix");
 			my ($ok, $out, $err) = run_script(\@env, 'bash', "$tpch/check.sh",
 				"tpch_$layout$suffix", "tpch$suffix");
 			ok($ok, "$label: check.sh passes") or diag($out . $err);
@@ -149,7 +151,8 @@ for my $design (@designs)
 				like($out, qr/^$q  same /m, "$label: $q gives the single server's answer");
 			}
 
-			($ok, $out, $err) = run_script([ @env, RX_QUERY_DIR => $variants ],
+			($ok, $out, $err) = run_script([ @env, RX_QUERY_DIR => $variants,
+					RX_LOCAL_ANSWERS => "$answers/tpch${suffix}_variants" ],
 				'bash', "$tpch/check.sh", "tpch_$layout$suffix", "tpch$suffix");
 			ok($ok, "$label: variants pass") or diag($out . $err);
 			for my $q (qw(q16v q18v q20v))
