@@ -167,6 +167,36 @@ SELECT l_ord, sum(l_qty) FROM line GROUP BY l_ord HAVING sum(l_qty) > 600;
 SELECT count(*), sum(s) FROM (SELECT l_ord, sum(l_qty) AS s FROM line
                                GROUP BY l_ord HAVING sum(l_qty) > 600) g;
 
+-- Parallel workers inside each member (rdma_exchange.workers_per_member):
+-- a Gather over the part of a fragment PostgreSQL planned as partial,
+-- below the exchange that sends it.  Shares smaller than
+-- min_parallel_table_scan_size (8MB) get none, so these tables' queries
+-- stay serial until it is lowered.
+SET rdma_exchange.workers_per_member = 2;
+SET rdma_exchange.small_gather_rows = 0;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM ord;
+SET min_parallel_table_scan_size = 0;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM ord;
+SELECT count(*), sum(o_amount) FROM ord;
+-- a join with a reference table below the partial aggregate, its groups
+-- shuffled to their owners
+EXPLAIN (COSTS OFF)
+SELECT n_name, count(*) FROM ord JOIN cust ON o_cust = c_id JOIN nation ON n_id = c_nation
+  GROUP BY n_name;
+-- groups complete on their member: one aggregate over the workers' rows
+EXPLAIN (COSTS OFF)
+SELECT l_ord, sum(l_qty) FROM line GROUP BY l_ord HAVING sum(l_qty) > 600;
+SELECT count(*), sum(s) FROM (SELECT l_ord, sum(l_qty) AS s FROM line
+                               GROUP BY l_ord HAVING sum(l_qty) > 600) g;
+-- ordered: each member sorts what its workers read
+EXPLAIN (COSTS OFF) SELECT o_id FROM ord ORDER BY o_amount DESC, o_id LIMIT 3;
+SELECT o_id FROM ord ORDER BY o_amount DESC, o_id LIMIT 3;
+SET rdma_exchange.workers_per_member = 0;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM ord;
+RESET rdma_exchange.workers_per_member;
+RESET rdma_exchange.small_gather_rows;
+RESET min_parallel_table_scan_size;
+
 DROP FUNCTION public.rx_ex_analyze(text);
 SET client_min_messages = warning;
 DROP SCHEMA ex CASCADE;

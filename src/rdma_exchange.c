@@ -14,6 +14,7 @@
 
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "postmaster/bgworker_internals.h"
 #include "utils/guc.h"
 
 #include "rdma_exchange.h"
@@ -212,6 +213,12 @@ _PG_init(void)
 							 NULL, &rx_transport_design, RX_DESIGN_AUTO,
 							 design_options, PGC_USERSET, 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("rdma_exchange.workers_per_member",
+							"Parallel workers each member may use for its share of a query (-1: max_parallel_workers_per_gather); fewer for a small share, as PostgreSQL chooses.",
+							"The coordinator plans them into the fragments it ships, so its setting holds for the query.",
+							&rx_workers_per_member, -1, -1, MAX_PARALLEL_WORKER_LIMIT,
+							PGC_USERSET, 0, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("rdma_exchange.transport_endpoints",
 							"Endpoints of each kind the transport worker opens for the multi-endpoint designs (mesq_sr, memq_sr, memq_rd, memq_wr); each backend's exchanges send through one of them.",

@@ -9,7 +9,11 @@
 # (test/t/NAME.pl), and "verbs" to the tests on Soft-RoCE in a qemu guest
 # (test/rdma/verbs-tests.sh, last); 00_setup runs before any suite.  The differential suite
 # runs once more per transport design (20_differential[DESIGN], in a
-# database of its own with rdma_exchange.transport_design set), the
+# database of its own with rdma_exchange.transport_design set), and once
+# with two parallel workers per member for every share
+# (20_differential[workers]: rdma_exchange.workers_per_member = 2 and
+# min_parallel_table_scan_size = 0, so that the suite's small tables get
+# them too), the
 # failure tests once more per design over reliable connections
 # (010_failures[DESIGN]) and the fault tests once more per datagram design
 # other than sesq_sr (020_faults[mesq_sr]).  Exits non-zero when anything
@@ -37,6 +41,8 @@
 #   RX_TEST_DESIGNS  transport designs of those extra runs (default: all
 #                 eight, "sesq_sr semq_sr semq_rd semq_wr mesq_sr memq_sr
 #                 memq_rd memq_wr"; empty: none)
+#   RX_TEST_WORKERS_RUN  the differential run with parallel workers per
+#                 member (default "workers"; empty: none)
 #   RX_TEST_PARALLEL  how many of those differential runs go at once, each
 #                 in its own database of the one cluster (default 1;
 #                 test/rdma/verbs-tests.sh runs 2: under emulation their
@@ -191,7 +197,7 @@ if [ ${#regress_tests[@]} -gt 0 ]; then
 	# the differential suite once more with every transport design, each
 	# in a database of its own, RX_TEST_PARALLEL designs at a time
 	batch=()
-	for design in "${designs[@]}" ""; do
+	for design in "${designs[@]}" ${RX_TEST_WORKERS_RUN-workers} ""; do
 		wanted 20_differential || break
 		[ $regress_ok = 1 ] || break
 		[ -n "$design" ] && batch+=("$design")
@@ -202,9 +208,13 @@ if [ ${#regress_tests[@]} -gt 0 ]; then
 			mkdir -p "$work/regress/$d"
 			[ "$(id -u)" -eq 0 ] && chown "$RX_TEST_USER:" "$work/regress/$d"
 			# the databases one after the other, the suites at once
+			case $d in
+				workers) options="-c rdma_exchange.workers_per_member=2 -c min_parallel_table_scan_size=0" ;;
+				*) options="-c rdma_exchange.transport_design=$d" ;;
+			esac
 			if bash "$here/cluster.sh" start "$cluster" "$nmembers" "$base" "regression_$d" >/dev/null; then
 				rx_as_user_in "$work/regress/$d" env "${member_env[@]}" PGHOST="$cluster" PGPORT="$base" \
-					PGOPTIONS="-c rdma_exchange.transport_design=$d" \
+					PGOPTIONS="$options" \
 					"$pg_regress" --use-existing --dbname="regression_$d" \
 					--host="$cluster" --port="$base" --bindir="$PGBIN" \
 					--inputdir="$work/src" --outputdir="$work/regress/$d" \

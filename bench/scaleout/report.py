@@ -4,12 +4,13 @@
     python3 report.py RAW.jsonl OUTDIR
 
 Per index set, a table with one row per query: the single server's median
-time, and for each cluster size N the cluster's median time, speed-up
+time, and for each cluster size N (and each rdma_exchange.workers_per_member
+the cluster ran with, RX_SCALE_WORKERS) the cluster's median time, speed-up
 (single / cluster) and efficiency (speed-up / N), and whether the answers
 were the same in every run; geometric means of the speed-ups over the
 queries that ran on both sides.  The plot shows the speed-up per query
-for each N and index set and, when more than one N ran, the geometric
-mean over N against the ideal line.
+for each configuration and index set and, when more than one N ran, the
+geometric mean over N against the ideal line.
 """
 import json
 import math
@@ -28,12 +29,20 @@ def main():
             machine = d
         elif d["kind"] == "query":
             rows.append(d)
-    sizes = sorted({r["n"] for r in rows})
+    # a configuration: (members, workers_per_member; -1 is the default)
+    configs = sorted({(r["n"], r.get("workers", -1)) for r in rows})
+    sizes = sorted({n for n, _ in configs})
+    default_w = min(w for _, w in configs) if configs else -1
+
+    def label(c):
+        n, w = c
+        return "N=%d" % n if w == -1 else "N=%d, %d workers/member" % (n, w)
     isets = [s for s in machine.get("indexes", "pk fk").split() if any(r["indexes"] == s for r in rows)]
     queries = sorted({r["query"] for r in rows})
 
-    def runs(n, s, q):
-        return [r for r in rows if r["n"] == n and r["indexes"] == s and r["query"] == q]
+    def runs(c, s, q):
+        return [r for r in rows if (r["n"], r.get("workers", -1)) == c
+                and r["indexes"] == s and r["query"] == q]
 
     def median(values):
         values = [v for v in values if v is not None]
@@ -42,17 +51,17 @@ def main():
     result = {}     # (s, q) -> {"single": ms, n: (ms, speedup, same)}
     for s in isets:
         for q in queries:
-            entry = {"single": median([r["single_ms"] for n in sizes for r in runs(n, s, q)
+            entry = {"single": median([r["single_ms"] for c in configs for r in runs(c, s, q)
                                        if r["single_status"] == "ok"])}
-            for n in sizes:
-                rr = runs(n, s, q)
+            for c in configs:
+                rr = runs(c, s, q)
                 if not rr:
                     continue
-                c = median([r["cluster_ms"] for r in rr if r["cluster_status"] == "ok"])
-                sp = entry["single"] / c if c and entry["single"] else None
+                ms = median([r["cluster_ms"] for r in rr if r["cluster_status"] == "ok"])
+                sp = entry["single"] / ms if ms and entry["single"] else None
                 status = "same" if all(r["same"] for r in rr) else \
                     ",".join(sorted({r["cluster_status"] for r in rr if r["cluster_status"] != "ok"})) or "differs"
-                entry[n] = (c, sp, status)
+                entry[c] = (ms, sp, status)
             result[(s, q)] = entry
 
     def geomean(values):
@@ -61,7 +70,7 @@ def main():
 
     lines = ["# Scale-out: N members on dedicated cores against one server", ""]
     lines.append("TPC-H SF %s, layout %s, %d core(s) per member and for the single server "
-                 "(max_parallel_workers_per_gather = %d), %s run(s) each, interleaved; median times. "
+                 "(max_parallel_workers_per_gather = %d; rdma_exchange.workers_per_member -1: as many), %s run(s) each, interleaved; median times. "
                  "Machine: %s cores (%s), %s, commit %s. Made by `bench/scaleout/run.sh`."
                  % (machine.get("sf"), machine.get("layout"), machine.get("cores", 1),
                     machine.get("cores", 1) - 1, machine.get("runs"), machine.get("nproc"),
@@ -74,34 +83,34 @@ def main():
         lines += ["", "## Index set %s" % s, ""]
         head = "| query | single ms |"
         sep = "|---|---:|"
-        for n in sizes:
-            head += " N=%d ms | speed-up | efficiency | answer |" % n
+        for c in configs:
+            head += " %s ms | speed-up | efficiency | answer |" % label(c)
             sep += "---:|---:|---:|---|"
         lines += [head, sep]
         for q in queries:
             e = result[(s, q)]
             line = "| %s | %s |" % (q, "%.0f" % e["single"] if e["single"] else "-")
-            for n in sizes:
-                if n not in e:
+            for c in configs:
+                if c not in e:
                     line += " - | - | - | - |"
                     continue
-                c, sp, st = e[n]
-                line += " %s | %s | %s | %s |" % ("%.0f" % c if c else "-",
+                ms, sp, st = e[c]
+                line += " %s | %s | %s | %s |" % ("%.0f" % ms if ms else "-",
                                                   "%.2f" % sp if sp else "-",
-                                                  "%.2f" % (sp / n) if sp else "-", st)
+                                                  "%.2f" % (sp / c[0]) if sp else "-", st)
             lines.append(line)
         line = "| **geometric mean** | |"
-        for n in sizes:
-            g = geomean([result[(s, q)].get(n, (None, None, None))[1] for q in queries])
-            summary[(s, n)] = g
-            low = min([(result[(s, q)][n][1], q) for q in queries
-                       if n in result[(s, q)] and result[(s, q)][n][1]], default=(None, None))
+        for c in configs:
+            g = geomean([result[(s, q)].get(c, (None, None, None))[1] for q in queries])
+            summary[(s, c)] = g
+            low = min([(result[(s, q)][c][1], q) for q in queries
+                       if c in result[(s, q)] and result[(s, q)][c][1]], default=(None, None))
             line += " | **%s** | %s | lowest: %s |" % ("%.2f" % g if g else "-",
-                                                       "%.2f" % (g / n) if g else "-",
+                                                       "%.2f" % (g / c[0]) if g else "-",
                                                        "%s %.2f" % (low[1], low[0]) if low[0] else "-")
         lines.append(line)
-        wrong = [q for q in queries for n in sizes
-                 if n in result[(s, q)] and result[(s, q)][n][2] != "same"]
+        wrong = [q for q in queries for c in configs
+                 if c in result[(s, q)] and result[(s, q)][c][2] != "same"]
         lines += ["", "Answers that were not the same as the single server's: %s."
                   % (", ".join(sorted(set(wrong))) if wrong else "none")]
     lines += ["", "![speed-up](scaleout.png)", ""]
@@ -118,13 +127,13 @@ def main():
     ncols = 2 if len(sizes) > 1 else 1
     fig, axes = plt.subplots(1, ncols, figsize=(14 if ncols == 2 else 10, 4.5), squeeze=False)
     ax = axes[0][0]
-    width = 0.8 / max(1, len(sizes) * len(isets))
+    width = 0.8 / max(1, len(configs) * len(isets))
     k = 0
     for s in isets:
-        for n in sizes:
+        for c in configs:
             xs = [i + k * width for i in range(len(queries))]
-            ys = [result[(s, q)].get(n, (None, 0, None))[1] or 0 for q in queries]
-            ax.bar(xs, ys, width, label="N=%d, %s" % (n, s))
+            ys = [result[(s, q)].get(c, (None, 0, None))[1] or 0 for q in queries]
+            ax.bar(xs, ys, width, label="%s, %s" % (label(c), s))
             k += 1
     ax.axhline(1.0, color="grey", linewidth=0.8)
     ax.set_xticks([i + 0.4 - width / 2 for i in range(len(queries))])
@@ -135,7 +144,8 @@ def main():
     if ncols == 2:
         ax = axes[0][1]
         for s in isets:
-            ax.plot(sizes, [summary.get((s, n)) or 0 for n in sizes], marker="o", label="index set %s" % s)
+            ax.plot(sizes, [summary.get((s, (n, default_w))) or 0 for n in sizes], marker="o",
+                    label="index set %s" % s)
         ax.plot(sizes, sizes, linestyle="--", color="grey", label="ideal")
         ax.set_xlabel("members N")
         ax.set_ylabel("geometric mean speed-up")

@@ -28,6 +28,10 @@
 # Environment:
 #   RX_SCALE_N        cluster sizes (default "1 2")
 #   RX_SCALE_CORES    cores per member and of the single server (default 1)
+#   RX_SCALE_WORKERS  rdma_exchange.workers_per_member values the cluster
+#                     runs each query with (default "-1": as many parallel
+#                     workers per member as max_parallel_workers_per_gather,
+#                     C - 1; "-1 0" also measures one backend per member)
 #   RX_SCALE_LAYOUT   layout of bench/tpch/load.sh, a or b (default a)
 #   RX_SCALE_INDEXES  index sets (default "pk fk")
 #   RX_QUERIES        queries (default all 22), e.g. "q01 q17"
@@ -58,6 +62,7 @@ runs=${2:-3}
 [[ $runs =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive number, not '$runs'"
 sizes=${RX_SCALE_N:-1 2}
 cores=${RX_SCALE_CORES:-1}
+workers=${RX_SCALE_WORKERS:--1}
 layout=${RX_SCALE_LAYOUT:-a}
 indexsets=${RX_SCALE_INDEXES:-pk fk}
 timeout_s=${RX_BENCH_TIMEOUT:-600}
@@ -75,6 +80,9 @@ for n in $sizes; do
 done
 for s in $indexsets; do
 	case $s in pk|fk) ;; *) die "RX_SCALE_INDEXES: index sets are pk and fk, not '$s'" ;; esac
+done
+for w in $workers; do
+	[[ $w =~ ^(-1|[0-9]+)$ ]] || die "RX_SCALE_WORKERS: '$w' is not a number of workers"
 done
 command -v taskset >/dev/null || die "taskset (util-linux) is missing"
 
@@ -120,12 +128,14 @@ load() {
 		>"$out/load_$1_$3.log" 2>&1 || { tail "$out/load_$1_$3.log" >&2; die "loading $3 on port $1 failed"; }
 }
 
-# run_query PORT SCHEMA QUERY SIDE: one run through a fresh psql; sets
-# status and ms; the normalized answer goes to $tmp/SIDE.ans
+# run_query PORT SCHEMA QUERY SIDE [WORKERS]: one run through a fresh
+# psql (the cluster's with rdma_exchange.workers_per_member = WORKERS);
+# sets status and ms; the normalized answer goes to $tmp/SIDE.ans
 run_query() {
 	local port=$1 schema=$2 file=$tpch/queries/$3.sql side=$4 rc=0
 	{
 		echo "SET search_path = $schema;"
+		[ -z "${5:-}" ] || echo "SET rdma_exchange.workers_per_member = $5;"
 		echo "SET statement_timeout = '${timeout_s}s';"
 		printf '%s\n' '\timing on'
 		cat "$file"
@@ -153,8 +163,8 @@ for s in $indexsets; do
 	load "$sport" local "tpch_$s" "$s"
 done
 
-printf '{"kind": "machine", "sf": "%s", "runs": %d, "cores": %d, "layout": "%s", "sizes": "%s", "indexes": "%s", "nproc": %d, "cpu": "%s", "date": "%s", "commit": "%s"}\n' \
-	"$sf" "$runs" "$cores" "$layout" "$sizes" "$indexsets" "$ncpu" \
+printf '{"kind": "machine", "sf": "%s", "runs": %d, "cores": %d, "layout": "%s", "sizes": "%s", "workers": "%s", "indexes": "%s", "nproc": %d, "cpu": "%s", "date": "%s", "commit": "%s"}\n' \
+	"$sf" "$runs" "$cores" "$layout" "$sizes" "$workers" "$indexsets" "$ncpu" \
 	"$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)" \
 	"$(date -u '+%Y-%m-%d %H:%M UTC')" "$(git -C "$top" describe --always --dirty 2>/dev/null || echo unknown)" >>"$raw"
 
@@ -171,15 +181,17 @@ for n in $sizes; do
 	for s in $indexsets; do
 		for qn in $queries; do
 			for ((r = 1; r <= runs; r++)); do
-				run_query "$cport" "tpch_$s" "$qn" cluster
-				cstatus=$status cms=$ms
 				run_query "$sport" "tpch_$s" "$qn" single
-				same=false
-				[ "$cstatus" = ok ] && [ "$status" = ok ] &&
-					cmp -s "$tmp/cluster.ans" "$tmp/single.ans" && same=true
-				printf '{"kind": "query", "n": %d, "indexes": "%s", "query": "%s", "run": %d, "cluster_status": "%s", "cluster_ms": %s, "single_status": "%s", "single_ms": %s, "same": %s}\n' \
-					"$n" "$s" "$qn" "$r" "$cstatus" "$cms" "$status" "$ms" "$same" >>"$raw"
-				echo "scaleout: N=$n $s $qn run $r: cluster $cms ms ($cstatus), single $ms ms ($status), same answer: $same" >&2
+				sstatus=$status sms=$ms
+				for w in $workers; do
+					run_query "$cport" "tpch_$s" "$qn" cluster "$w"
+					same=false
+					[ "$status" = ok ] && [ "$sstatus" = ok ] &&
+						cmp -s "$tmp/cluster.ans" "$tmp/single.ans" && same=true
+					printf '{"kind": "query", "n": %d, "workers": %d, "indexes": "%s", "query": "%s", "run": %d, "cluster_status": "%s", "cluster_ms": %s, "single_status": "%s", "single_ms": %s, "same": %s}\n' \
+						"$n" "$w" "$s" "$qn" "$r" "$status" "$ms" "$sstatus" "$sms" "$same" >>"$raw"
+					echo "scaleout: N=$n workers $w $s $qn run $r: cluster $ms ms ($status), single $sms ms ($sstatus), same answer: $same" >&2
+				done
 			done
 		done
 	done

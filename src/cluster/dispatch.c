@@ -884,6 +884,15 @@ merge_report(const RxMember *members, int nmembers, int member,
 					}
 					InstrAggNode(&ps->worker_instrument->instrument[member], &add);
 				}
+				else if (kind == 'W' && IsA(ps, GatherState))
+				{
+					int			launched;
+
+					/* Workers Launched: the members' together */
+					if (sscanf(line, "W %*d %d", &launched) != 1)
+						break;
+					((GatherState *) ps)->nworkers_launched += launched;
+				}
 				else if (kind == 'X' &&
 						 (rx_is_shuffle(ps->plan) || rx_is_receive(ps->plan)))
 				{

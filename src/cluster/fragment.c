@@ -30,6 +30,7 @@
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/params.h"
+#include "postmaster/bgworker_internals.h"
 #include "storage/lmgr.h"
 #include "tcop/dest.h"
 #include "tcop/pquery.h"
@@ -116,6 +117,8 @@ typedef struct FragmentWalk
 	const char *member;			/* this member's name, for messages */
 	List	   *recv_ids;
 	List	   *send_ids;
+	int			ngathers;		/* Gathers for this member's own workers */
+	bool		under_gather;
 } FragmentWalk;
 
 /* remap indexes, check the plan is read-only, find the exchanges */
@@ -168,15 +171,30 @@ walk_fragment(Plan *plan, FragmentWalk *w)
 		case T_SubqueryScan:
 			walk_fragment(((SubqueryScan *) plan)->subplan, w);
 			break;
+		case T_Gather:
+			/* this member's workers (planner/local_gather.c): plain nodes only */
+			if (w->under_gather || ((Gather *) plan)->num_workers < 0 ||
+				((Gather *) plan)->num_workers > MAX_PARALLEL_WORKER_LIMIT)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROTOCOL_VIOLATION),
+						 errmsg("plan fragment contains a Gather that fragments may not contain")));
+			w->ngathers++;
+			w->under_gather = true;
+			walk_fragment(plan->lefttree, w);
+			w->under_gather = false;
+			return;
 		case T_ModifyTable:
 		case T_LockRows:
-		case T_Gather:
 		case T_GatherMerge:
 			ereport(ERROR,
 					(errcode(ERRCODE_PROTOCOL_VIOLATION),
 					 errmsg("plan fragment contains a node that fragments may not contain")));
 			break;
 		case T_CustomScan:
+			if (w->under_gather)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROTOCOL_VIOLATION),
+						 errmsg("plan fragment contains an exchange under a Gather")));
 			if (rx_is_shuffle(plan))
 			{
 				RxShuffleInfo info;
@@ -277,6 +295,9 @@ report_walker(PlanState *ps, void *context)
 	if (ps == NULL)
 		return false;
 	report_node(ps, rc->out);
+	if (IsA(ps, GatherState))
+		appendStringInfo(rc->out, "W %d %d\n", ps->plan->plan_node_id,
+						 ((GatherState *) ps)->nworkers_launched);
 	if (rx_is_shuffle(ps->plan) || rx_is_receive(ps->plan))
 		report_exchange(ps, rc->port, rc->nmembers, rc->out);
 	return planstate_tree_walker(ps, report_walker, context);
@@ -512,6 +533,13 @@ fragment_open(const char *message, FragmentWalk *w, int *nest)
 	w->msg = msg;
 	w->member = members[self].name;
 	walk_fragment(stmt->planTree, w);
+
+	/*
+	 * Gathers start this member's parallel workers; not where this backend
+	 * is a parallel worker itself (fragment_worker.c): a Gather there runs
+	 * its plan alone, as with no worker to be had
+	 */
+	stmt->parallelModeNeeded = w->ngathers > 0 && !IsParallelWorker();
 	rti = 0;
 	foreach(a, msg->colnames)
 	{

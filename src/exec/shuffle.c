@@ -173,8 +173,16 @@ shuffle_send(RxShuffleState *s, TupleTableSlot *slot, int dest)
 		pfree(tup);
 }
 
+/*
+ * End this SHUFFLE's streams; early: the consumer needs no more rows.
+ * The fragment's own SHUFFLE to the coordinator then finishes the rest of
+ * the fragment (rx_receive_finish_fragment()) while the plan still runs:
+ * once its top node returns no row, the executor shuts the plan down, and
+ * a Gather of this member's parallel workers below another SHUFFLE could
+ * not run on after that.
+ */
 static void
-shuffle_finish(RxShuffleState *s)
+shuffle_finish(RxShuffleState *s, bool early)
 {
 	int			self = rx_hub_self(s->hub);
 	int			n = rx_hub_nmembers(s->hub);
@@ -188,6 +196,9 @@ shuffle_finish(RxShuffleState *s)
 			if (d != self)
 				rx_hub_send_eos(s->hub, s->info.exchange_id, d);
 	s->done = true;
+	s->ended_early = early;
+	if (&s->css.ss.ps == rx_fragment_planstate())
+		rx_receive_finish_fragment(&s->css.ss.ps);
 }
 
 static TupleTableSlot *
@@ -211,7 +222,7 @@ shuffle_exec(CustomScanState *node)
 	/* replicated input: one member sends it, the others only end */
 	if (s->info.single_sender >= 0 && self != s->info.single_sender)
 	{
-		shuffle_finish(s);
+		shuffle_finish(s, false);
 		return NULL;
 	}
 
@@ -224,21 +235,19 @@ shuffle_exec(CustomScanState *node)
 		if (rx_hub_stopped(s->hub))
 		{
 			/* the consumer needs no more rows: end without reading on */
-			shuffle_finish(s);
-			s->ended_early = true;
+			shuffle_finish(s, true);
 			return NULL;
 		}
 		if (s->info.tuples_needed >= 0 && s->nsent >= s->info.tuples_needed)
 		{
 			/* the coordinator's LIMIT is satisfied by these rows */
-			shuffle_finish(s);
-			s->ended_early = true;
+			shuffle_finish(s, true);
 			return NULL;
 		}
 		slot = ExecProcNode(child);
 		if (TupIsNull(slot))
 		{
-			shuffle_finish(s);
+			shuffle_finish(s, false);
 			return NULL;
 		}
 		switch (s->info.route)

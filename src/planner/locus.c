@@ -843,7 +843,7 @@ place(Placer *pl, Plan **pp, Locus *out)
 	check_stack_depth();
 	if (!rx_plan_node_shippable(p))
 		return false;
-	p->parallel_aware = false;
+	/* parallel_aware stays as planned: rx_local_gathers() reads it */
 
 	switch (nodeTag(p))
 	{
@@ -856,7 +856,6 @@ place(Placer *pl, Plan **pp, Locus *out)
 			if (!rx_plan_node_shippable(p->lefttree) ||
 				!(IsA(p->lefttree, BitmapIndexScan)))
 				return false;
-			p->lefttree->parallel_aware = false;
 			return place_scan(pl, (Scan *) p, out);
 		case T_FunctionScan:
 		case T_ValuesScan:
@@ -938,7 +937,7 @@ rx_order_crosses_exchange(Plan *plan)
 	if (plan == NULL)
 		return false;
 	check_stack_depth();
-	if (rx_is_receive(plan))
+	if (rx_is_receive(plan) || IsA(plan, Gather))
 		return true;
 	switch (nodeTag(plan))
 	{
@@ -1009,10 +1008,17 @@ rx_place_fragment(RxPlanContext *ctx, Plan *child, int exchange_id)
 {
 	Placer		pl = {ctx};
 	Plan	   *fragment = copyObject(child);
+	Plan	   *parallel;
 	Locus		l;
 	CustomScan *shuffle;
 
-	if (!place(&pl, &fragment, &l) || order_lost(fragment))
+	if (!place(&pl, &fragment, &l))
+		return NULL;
+	/* with the members' own workers, unless their Gathers lose an order */
+	parallel = rx_local_gathers(ctx, copyObject(fragment), true);
+	if (!order_lost(parallel))
+		fragment = parallel;
+	else if (order_lost(fragment = rx_local_gathers(ctx, fragment, false)))
 		return NULL;
 	shuffle = rx_make_shuffle(fragment, exchange_id, RX_ROUTE_COORDINATOR,
 							  partitioned(l) ? -1 : 0, NIL, NIL, NIL);

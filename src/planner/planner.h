@@ -30,6 +30,14 @@ typedef struct RxPlanContext
 extern void rx_fallback_lookahead(RxPlanContext *ctx, NestLoop *loop);
 extern bool rx_lookahead_possible(NestLoop *loop);
 
+/*
+ * local_gather.c: a placed fragment with Gathers over its partial parts,
+ * for the members' own parallel workers (with_workers), serial elsewhere
+ */
+extern int	rx_workers_per_member;
+extern Plan *rx_local_gathers(RxPlanContext *ctx, Plan *fragment,
+							  bool with_workers);
+
 /* partial_agg.c: a Finalize Agg over its Partial Agg as one Agg */
 extern Plan *rx_collapse_partial_agg(Plan *plan);
 

@@ -153,17 +153,87 @@ for my $design (split ' ', ($ENV{RX_FAILURE_DESIGNS} // ''))
 	kill_case($design);
 }
 
-# The same failures when the small result is gathered by query: every
-# other member runs its part over its connection (a fragment session, as
-# above); this member's part runs in the coordinator's backend itself.
-# No transport there, so no transport design either: run-tests.sh's runs
-# with a design of their own (RX_TEST_DESIGN) stop here.
+# What follows does not depend on the transport design: run-tests.sh's
+# runs with a design of their own (RX_TEST_DESIGN) stop here.
 if (($ENV{RX_TEST_DESIGN} // 'auto') ne 'auto')
 {
 	$rx->teardown;
 	done_testing();
 	exit 0;
 }
+
+# Members with parallel workers of their own (rdma_exchange.workers_per_member;
+# min_parallel_table_scan_size 0 gives this table's shares workers too):
+# cancel, a parallel worker killed on a member, a member killed; then no
+# fragment, parallel worker or buffer is left anywhere.
+{
+	my $workers = 'SET rdma_exchange.workers_per_member = 2; SET min_parallel_table_scan_size = 0;';
+	my $parallel_workers = q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'parallel worker'};
+	my $no_workers_left = sub {
+		my ($what, @skip) = @_;
+		my %skip = map { $_ => 1 } @skip;
+		for my $i (grep { !$skip{$_} } 0 .. $n - 1)
+		{
+			ok($rx->poll_query_until($i, "SELECT ($parallel_workers) = 0"),
+				"$what: no parallel worker left on member $i");
+		}
+	};
+	my $plan = $rx->safe_psql(0, "$workers $by_exchange EXPLAIN (COSTS OFF) $slow_count");
+	like($plan, qr/Gather\n.*Workers Planned: 2\n.*Parallel Seq Scan on big/s,
+		'workers: each member gathers its two workers\' share of the scan');
+	is($rx->safe_psql(0, "$workers $by_exchange SELECT count(*), sum(k) FROM big"),
+		'60000|29970000', 'workers: distributed count is right');
+	like($rx->safe_psql(0, "$workers $by_exchange EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT count(*) FROM big"),
+		qr/Workers Launched: [1-9]/, 'workers: EXPLAIN ANALYZE shows the members\' workers launched');
+
+	# cancel
+	my ($stdout, $stderr) = ('', '');
+	my $h = $rx->background_psql(0,
+		"SET application_name = 'rx_cancel_me'; $workers $slow", \$stdout, \$stderr);
+	ok($rx->poll_query_until(1, "SELECT ($parallel_workers) > 0"),
+		'workers, cancel: member 1 runs parallel workers');
+	$rx->safe_psql(0, q{SELECT pg_cancel_backend(pid) FROM pg_stat_activity
+		WHERE application_name = 'rx_cancel_me'});
+	$h->finish;
+	like($stderr, qr/canceling statement due to user request/,
+		'workers, cancel: the query reports the cancel');
+	$rx->check_clean('workers, cancel');
+	$no_workers_left->('workers, cancel');
+
+	# a parallel worker of member 1 terminated
+	my $name1 = '127.0.0.1:' . $rx->member(1)->port;
+	($stdout, $stderr) = ('', '');
+	$h = $rx->background_psql(0, "$workers $slow", \$stdout, \$stderr);
+	ok($rx->poll_query_until(1, "SELECT ($parallel_workers) > 0"),
+		'workers, worker killed: member 1 runs parallel workers');
+	$rx->safe_psql(1, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE backend_type = 'parallel worker'");
+	$h->finish;
+	like($stderr, qr/\Q$name1\E/, 'workers, worker killed: the error names member 1');
+	$rx->check_clean('workers, worker killed');
+	$no_workers_left->('workers, worker killed');
+
+	# a member killed
+	my $victim = $n - 1;
+	my $name = '127.0.0.1:' . $rx->member($victim)->port;
+	($stdout, $stderr) = ('', '');
+	$h = $rx->background_psql(0, "$workers $slow", \$stdout, \$stderr);
+	ok($rx->poll_query_until($victim, "SELECT ($parallel_workers) > 0"),
+		'workers, kill: the victim runs parallel workers');
+	$rx->kill_member($victim);
+	$h->finish;
+	like($stderr, qr/\Q$name\E/, 'workers, kill: the error names the member that died');
+	$rx->check_clean('workers, kill', $victim);
+	$no_workers_left->('workers, kill', $victim);
+	$rx->start_member($victim);
+	is($rx->safe_psql(0, "$workers $by_exchange SELECT count(*) FROM big"), '60000',
+		'workers, kill: the member back, queries work again');
+	$rx->check_clean('workers, kill: member back');
+}
+
+# The same failures when the small result is gathered by query: every
+# other member runs its part over its connection (a fragment session, as
+# above); this member's part runs in the coordinator's backend itself.
 like($rx->safe_psql(0, "EXPLAIN $slow_count"), qr/Transport: none: each member runs the fragment as a query/,
 	'by query: the slow count is gathered by query');
 ($ret, $out, $err) = $rx->psql(0, "SET statement_timeout = '1s'; $slow_count");

@@ -1,0 +1,328 @@
+/*-------------------------------------------------------------------------
+ *
+ * local_gather.c
+ *	  Parallel workers inside each member: a Gather in a fragment, over the
+ *	  part of it PostgreSQL planned as partial.
+ *
+ * The parallel plan this planner starts from is a plan for many
+ * participants already: each partial scan of a distributed table was given
+ * as many workers as there are members, and each member runs the partial
+ * part on its own rows.  A partial plan is correct for any number of
+ * participants, so a member can split its part among parallel workers of
+ * its own, as PostgreSQL runs any partial plan: a Gather over it, its
+ * scans parallel-aware (each worker reads a share of the member's rows), a
+ * Parallel Hash shared by the member's workers.  The exchanges stay the
+ * member's: a Gather sits below the exchange that sends, which sends what
+ * all of the member's workers produced, and a RECEIVE is never under a
+ * Gather; the streams grow with the members, not with their workers (one
+ * multiplexer per server, as in HyPer).
+ *
+ * Which part is partial is read from the placed plan, whose nodes keep
+ * PostgreSQL's parallel_aware (locus.c): a parallel-aware scan is partial;
+ * a join is when its outer side is and its inner side is whole, or both
+ * are under a Parallel Hash; a partial aggregate step, a sort, a hash, a
+ * projection are when their input is; a Parallel Append is, and another
+ * Append when all its inputs are.  A partial subtree whose consumer needs
+ * all of the member's rows (the exchange that sends, a complete aggregate,
+ * the inner side of a join) gets a Gather, below a sort or hash it starts
+ * with; one with an exchange inside (a RECEIVE's rows are the member's,
+ * not a worker's share) or parameters from above stays serial.  Whatever
+ * is not under a Gather runs serially on the member and is made so
+ * (parallel_aware off).
+ *
+ * How many workers: rdma_exchange.workers_per_member (-1, the default:
+ * max_parallel_workers_per_gather), fewer for a small share as PostgreSQL
+ * chooses for a table that size (none below min_parallel_table_scan_size,
+ * one more for each tripling), so small queries stay serial.  The share
+ * is the size of the largest partial scan's table here: this server's
+ * part of a distributed table is what each member holds.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/table.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/paths.h"
+#include "parser/parsetree.h"
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
+
+#include "exec/exchange.h"
+#include "planner/planner.h"
+
+int			rx_workers_per_member = -1;
+
+/* the largest table a parallel-aware scan below plan reads, in blocks */
+static BlockNumber
+largest_partial_scan(RxPlanContext *ctx, Plan *plan)
+{
+	BlockNumber largest = 0;
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return 0;
+	check_stack_depth();
+	if (plan->parallel_aware && rx_is_relation_scan(plan))
+	{
+		RangeTblEntry *rte = rt_fetch(((Scan *) plan)->scanrelid, ctx->stmt->rtable);
+
+		if (rte->rtekind == RTE_RELATION)
+		{
+			Relation	rel = table_open(rte->relid, NoLock);
+
+			largest = RelationGetNumberOfBlocks(rel);
+			table_close(rel, NoLock);
+		}
+	}
+	foreach(lc, rx_plan_children(plan))
+		largest = Max(largest, largest_partial_scan(ctx, lfirst(lc)));
+	return largest;
+}
+
+/* as PostgreSQL's compute_parallel_worker() for a table of that size */
+static int
+member_workers(RxPlanContext *ctx, Plan *partial)
+{
+	int			max = rx_workers_per_member >= 0 ? rx_workers_per_member
+		: max_parallel_workers_per_gather;
+	double		pages;
+	double		threshold = Max(min_parallel_table_scan_size, 1);
+	int			workers = 1;
+
+	if (max <= 0)
+		return 0;
+	pages = largest_partial_scan(ctx, partial);
+	if (pages < min_parallel_table_scan_size)
+		return 0;
+	while (pages >= threshold * 3 && workers < max)
+	{
+		workers++;
+		threshold *= 3;
+	}
+	return Min(workers, max);
+}
+
+static bool
+has_custom_scan(Plan *plan)
+{
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return false;
+	if (IsA(plan, CustomScan))
+		return true;
+	foreach(lc, rx_plan_children(plan))
+		if (has_custom_scan(lfirst(lc)))
+			return true;
+	return false;
+}
+
+/*
+ * Values from the plan above (a nested loop's, an InitPlan's): a Gather
+ * would have to pass them to its workers.  Special rescan signals, such as
+ * the one PostgreSQL's own Gather left on its subtree, carry none.
+ */
+static bool
+takes_values(RxPlanContext *ctx, Plan *plan)
+{
+	int			paramid = -1;
+
+	while ((paramid = bms_next_member(plan->extParam, paramid)) >= 0)
+		if (OidIsValid(list_nth_oid(ctx->stmt->paramExecTypes, paramid)))
+			return true;
+	return false;
+}
+
+/*
+ * A Gather over partial, a subtree whose consumer needs all the member's
+ * rows; below the nodes that must stay right under their parent (a Hash
+ * under its join) or whose order the consumer may need (a Sort).  Without
+ * one (no workers for its size, an exchange inside, parameters from the
+ * plan above) partial stays as it is, to run serially.
+ */
+static Plan *
+gather_over(RxPlanContext *ctx, Plan *partial)
+{
+	Gather	   *g;
+	int			workers;
+
+	switch (nodeTag(partial))
+	{
+		case T_Hash:
+		case T_Sort:
+		case T_IncrementalSort:
+		case T_Material:
+		case T_Memoize:
+			partial->lefttree = gather_over(ctx, partial->lefttree);
+			return partial;
+		default:
+			break;
+	}
+	if (takes_values(ctx, partial) || has_custom_scan(partial) ||
+		(workers = member_workers(ctx, partial)) <= 0)
+		return partial;
+
+	g = makeNode(Gather);
+	g->plan.targetlist = rx_passthrough_tlist(partial);
+	g->plan.lefttree = partial;
+	g->plan.startup_cost = partial->startup_cost;
+	g->plan.total_cost = partial->total_cost;
+	g->plan.plan_rows = partial->plan_rows;
+	g->plan.plan_width = partial->plan_width;
+	g->plan.plan_node_id = rx_new_node_id(ctx);
+	g->plan.allParam = bms_copy(partial->allParam);
+	g->num_workers = workers;
+	g->rescan_param = -1;
+	return &g->plan;
+}
+
+static Plan *local_gathers(RxPlanContext *ctx, Plan *plan, bool *partial);
+
+/* child, all of whose rows its parent needs */
+static Plan *
+whole(RxPlanContext *ctx, Plan *child)
+{
+	bool		partial;
+
+	child = local_gathers(ctx, child, &partial);
+	return partial ? gather_over(ctx, child) : child;
+}
+
+/*
+ * Gathers over plan's partial subtrees whose consumer needs whole inputs;
+ * *partial: plan's own rows are one participant's share, for its parent
+ * to decide.
+ */
+static Plan *
+local_gathers(RxPlanContext *ctx, Plan *plan, bool *partial)
+{
+	bool		outer = false;
+	bool		inner = false;
+
+	*partial = false;
+	if (plan == NULL)
+		return NULL;
+	check_stack_depth();
+	switch (nodeTag(plan))
+	{
+		case T_SeqScan:
+		case T_IndexScan:
+		case T_IndexOnlyScan:
+		case T_BitmapHeapScan:
+			*partial = plan->parallel_aware;
+			return plan;
+
+		case T_Hash:
+		case T_Sort:
+		case T_IncrementalSort:
+		case T_Material:
+		case T_Memoize:
+		case T_ProjectSet:
+			plan->lefttree = local_gathers(ctx, plan->lefttree, partial);
+			return plan;
+		case T_Result:
+			if (plan->lefttree != NULL && plan->righttree == NULL)
+				plan->lefttree = local_gathers(ctx, plan->lefttree, partial);
+			return plan;
+		case T_SubqueryScan:
+			{
+				SubqueryScan *ss = (SubqueryScan *) plan;
+
+				ss->subplan = local_gathers(ctx, ss->subplan, partial);
+				return plan;
+			}
+
+		case T_Agg:
+			plan->lefttree = local_gathers(ctx, plan->lefttree, &outer);
+			if (outer && ((Agg *) plan)->aggsplit == AGGSPLIT_INITIAL_SERIAL)
+				*partial = true;
+			else if (outer)
+				plan->lefttree = gather_over(ctx, plan->lefttree);
+			return plan;
+
+		case T_HashJoin:
+			{
+				Plan	   *hash = plan->righttree;
+				bool		shared = hash->parallel_aware;
+
+				plan->lefttree = local_gathers(ctx, plan->lefttree, &outer);
+				plan->righttree = local_gathers(ctx, hash, &inner);
+				/* a Parallel Hash: both sides partial, or neither */
+				if (outer && inner == shared)
+				{
+					*partial = true;
+					return plan;
+				}
+				if (outer)
+					plan->lefttree = gather_over(ctx, plan->lefttree);
+				if (inner)
+					plan->righttree = gather_over(ctx, plan->righttree);
+				return plan;
+			}
+		case T_NestLoop:
+		case T_MergeJoin:
+			plan->lefttree = local_gathers(ctx, plan->lefttree, &outer);
+			plan->righttree = whole(ctx, plan->righttree);
+			*partial = outer;
+			return plan;
+
+		case T_Append:
+			{
+				List	   *inputs = ((Append *) plan)->appendplans;
+				bool	   *p = palloc(sizeof(bool) * (list_length(inputs) + 1));
+				int			npartial = 0;
+				ListCell   *lc;
+
+				foreach(lc, inputs)
+				{
+					lfirst(lc) = local_gathers(ctx, lfirst(lc), &p[foreach_current_index(lc)]);
+					npartial += p[foreach_current_index(lc)];
+				}
+				/* a Parallel Append takes partial and whole inputs */
+				if (plan->parallel_aware ||
+					(npartial == list_length(inputs) && npartial > 0))
+					*partial = true;
+				else
+					foreach(lc, inputs)
+						if (p[foreach_current_index(lc)])
+							lfirst(lc) = gather_over(ctx, lfirst(lc));
+				pfree(p);
+				return plan;
+			}
+
+		default:
+			/* every other node needs whole inputs: exchanges, Limit, ... */
+			rx_map_plan_children(ctx, plan, whole);
+			return plan;
+	}
+}
+
+/* parallel_aware off everywhere but under a Gather */
+static void
+serial_outside_gathers(Plan *plan)
+{
+	ListCell   *lc;
+
+	if (plan == NULL || IsA(plan, Gather))
+		return;
+	check_stack_depth();
+	plan->parallel_aware = false;
+	foreach(lc, rx_plan_children(plan))
+		serial_outside_gathers(lfirst(lc));
+}
+
+/*
+ * The placed fragment, with Gathers over its partial parts where workers
+ * are allowed (with_workers), serial everywhere else
+ */
+Plan *
+rx_local_gathers(RxPlanContext *ctx, Plan *fragment, bool with_workers)
+{
+	if (with_workers)
+		fragment = whole(ctx, fragment);
+	serial_outside_gathers(fragment);
+	return fragment;
+}
