@@ -83,7 +83,7 @@ static const char *const shipped_gucs[] = {
 	"gin_fuzzy_search_limit", "lock_timeout",
 	/* resources */
 	"work_mem", "hash_mem_multiplier", "enable_hashagg", "jit",
-	"rdma_exchange.buffer_depth"
+	"parallel_leader_participation", "rdma_exchange.buffer_depth"
 };
 
 /*

@@ -621,8 +621,15 @@ rx_run_fragment(const char *message)
 		current_hub = rx_hub_create(port, self, nmembers, names);
 		current_coordinator = msg->coordinator;
 
+		/*
+		 * The snapshot is the active one while the plan runs: PostgreSQL
+		 * hands the active snapshot, not the plan's, to the parallel
+		 * workers of a Gather (planner/local_gather.c), and they must read
+		 * what this backend reads.
+		 */
+		PushActiveSnapshot(snapshot);
 		qd = CreateQueryDesc(stmt, "rdma_exchange fragment",
-							 snapshot, InvalidSnapshot,
+							 GetActiveSnapshot(), InvalidSnapshot,
 							 None_Receiver, bound_params(msg->extern_values),
 							 NULL, msg->instrument_options);
 		ExecutorStart(qd, 0);
@@ -633,6 +640,7 @@ rx_run_fragment(const char *message)
 		ExecutorRun(qd, ForwardScanDirection, 0, true);
 		rx_receive_finish_fragment(qd->planstate);
 		ExecutorFinish(qd);
+		PopActiveSnapshot();
 		if (msg->instrument_options)
 		{
 			ReportContext rc = {&report, port, nmembers};

@@ -5,7 +5,8 @@
 # transfer a two-phase commit over two or three members, entering through
 # different members, and writing a ledger row), while other sessions
 #   - sum every balance with one distributed query, again and again,
-#     through every member (through member 1 by bitmap scans): every sum
+#     through every member (through member 1 by bitmap scans, through
+#     member 2 with parallel workers on every member): every sum
 #     is the starting total, and every account's balance agrees with the
 #     ledger in the same query;
 #   - run two distributed queries in one REPEATABLE READ transaction:
@@ -112,6 +113,14 @@ for my $i (0 .. $n - 1)
 	$sql = "SET enable_seqscan = off;\nSET enable_indexscan = off;\nSET enable_indexonlyscan = off;\n"
 	  . "SELECT 'sum', sum(bal) FROM acct WHERE id > 0;\nSELECT 'mismatch', ($mismatch_sql);\n" x $queries
 	  if $i == 1;
+	# through member 2 with two parallel workers on every member, through
+	# the transport, the workers reading every row (a leader would read a
+	# table this small alone before they start): they must read with their
+	# member's share of the cluster snapshot too
+	$sql = "SET rdma_exchange.workers_per_member = 2;\nSET min_parallel_table_scan_size = 0;\n"
+	  . "SET parallel_leader_participation = off;\n"
+	  . "SET rdma_exchange.small_gather_rows = 0;\n" . $sql
+	  if $i == 2;
 	push @readers, [ $rx->background_psql($i, $sql, \$out, \$err), \$out, \$err, $i ];
 }
 
