@@ -26,7 +26,10 @@
  * all of the member's rows (the exchange that sends, a complete aggregate,
  * the inner side of a join) gets a Gather, below a sort or hash it starts
  * with; one with an exchange inside (a RECEIVE's rows are the member's,
- * not a worker's share) or parameters from above stays serial.  Whatever
+ * not a worker's share), with parameters from above, with anything
+ * PostgreSQL marked parallel-restricted, or below a node that needs its
+ * order (a merge join, a sorted aggregate, a Merge Append: a Gather mixes
+ * its workers' orders) stays serial.  Whatever
  * is not under a Gather runs serially on the member and is made so
  * (parallel_aware off).
  *
@@ -105,19 +108,24 @@ member_workers(RxPlanContext *ctx, Plan *partial)
 	return Min(workers, max);
 }
 
+/*
+ * Whether a parallel worker may run plan: no exchange (a RECEIVE's rows
+ * are the member's, and only its fragment backend has the port), nothing
+ * PostgreSQL marked parallel-restricted
+ */
 static bool
-has_custom_scan(Plan *plan)
+worker_may_run(Plan *plan)
 {
 	ListCell   *lc;
 
 	if (plan == NULL)
-		return false;
-	if (IsA(plan, CustomScan))
 		return true;
+	if (IsA(plan, CustomScan) || !plan->parallel_safe)
+		return false;
 	foreach(lc, rx_plan_children(plan))
-		if (has_custom_scan(lfirst(lc)))
-			return true;
-	return false;
+		if (!worker_may_run(lfirst(lc)))
+			return false;
+	return true;
 }
 
 /*
@@ -161,7 +169,7 @@ gather_over(RxPlanContext *ctx, Plan *partial)
 		default:
 			break;
 	}
-	if (takes_values(ctx, partial) || has_custom_scan(partial) ||
+	if (takes_values(ctx, partial) || !worker_may_run(partial) ||
 		(workers = member_workers(ctx, partial)) <= 0)
 		return partial;
 
@@ -290,6 +298,23 @@ local_gathers(RxPlanContext *ctx, Plan *plan, bool *partial)
 						if (p[foreach_current_index(lc)])
 							lfirst(lc) = gather_over(ctx, lfirst(lc));
 				pfree(p);
+				return plan;
+			}
+
+		case T_MergeAppend:
+			{
+				ListCell   *lc;
+
+				/*
+				 * its inputs' order: a Gather would mix its workers', so
+				 * partial ones stay serial
+				 */
+				foreach(lc, ((MergeAppend *) plan)->mergeplans)
+				{
+					bool		p;
+
+					lfirst(lc) = local_gathers(ctx, lfirst(lc), &p);
+				}
 				return plan;
 			}
 
