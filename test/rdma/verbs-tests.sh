@@ -56,6 +56,11 @@ diff_designs=${RX_VERBS_DIFF_DESIGNS:-mesq_sr semq_sr memq_sr semq_rd memq_rd se
 read -r -a taps <<< "${RX_VERBS_TAP-010_failures 020_faults 030_bad_input 050_tpch}"
 rc=0
 
+# the members' parallel workers do not depend on the transport: their
+# runs and cases (20_differential[workers], 010_failures, 050_tpch) are
+# the host's only
+export RX_TEST_WORKERS_RUN="" RX_FAILURE_WORKERS=0 RX_TPCH_WORKERS=0
+
 if [ ! -d /sys/class/infiniband/rxe0 ]; then
 	echo "verbs-tests: no rxe0 here: run me through test/rdma/guest.sh" >&2
 	exit 1
@@ -69,9 +74,7 @@ RX_TRY_DGRAM=verbs RX_TRY_DESIGNS="$designs" RX_TRY_TIMEOUT=120 \
 	bash "$here/cluster-try.sh" || rc=1
 
 echo "== verbs-tests: the differential suite per design $(date +%T)"
-# (its run with parallel workers per member does not depend on the
-# transport: on the host only)
-RX_TEST_PARALLEL=2 RX_TEST_DESIGNS="$diff_designs" RX_TEST_WORKERS_RUN="" \
+RX_TEST_PARALLEL=2 RX_TEST_DESIGNS="$diff_designs" \
 	bash "$repo/test/run-tests.sh" 20_differential || rc=1
 
 # The TAP runs (TEST or TEST:DESIGN, and for 050_tpch its designs), each

@@ -32,6 +32,10 @@ my %sets = map { $_ => 1 } split ' ', ($ENV{RX_TPCH_SETS} // 'a:pk b:pk a:fk b:f
 # names four in each of two runs)
 my @designs = split ' ', ($ENV{RX_TPCH_DESIGNS} // '');
 @designs = ('') unless @designs;
+# then once more with two parallel workers per member, every share big
+# enough for them (the cluster's design; RX_TPCH_WORKERS=0: not)
+push @designs, 'workers' if ($ENV{RX_TPCH_WORKERS} // 1);
+my $workers_options = '-c rdma_exchange.workers_per_member=2 -c min_parallel_table_scan_size=0';
 
 my $rx = RxCluster->new(nmembers => 3, dbname => 'tpch');
 
@@ -131,7 +135,9 @@ for my $design (@designs)
 {
 	# a session setting, which the shipped fragments carry
 	my @design_env =
-	  $design ne '' ? (PGOPTIONS => "-c rdma_exchange.transport_design=$design") : ();
+	    $design eq 'workers' ? (PGOPTIONS => $workers_options)
+	  : $design ne ''        ? (PGOPTIONS => "-c rdma_exchange.transport_design=$design")
+	  :                        ();
 	for my $set (['', 'pk'], ['_fk', 'fk'])
 	{
 		my ($suffix, $indexes) = @$set;
@@ -163,6 +169,16 @@ for my $design (@designs)
 		}
 	}
 	$rx->check_clean("after the TPC-H queries" . ($design ne '' ? " with $design" : ''));
+}
+if (grep { $_ eq 'workers' } @designs)
+{
+	my ($set) = grep { $sets{$_} } ('a:pk', 'b:pk', 'a:fk', 'b:fk');
+	my ($layout, $indexes) = split /:/, $set;
+	my $schema = "tpch_$layout" . ($indexes eq 'fk' ? '_fk' : '');
+	local $ENV{PGOPTIONS} = $workers_options;
+	like($rx->safe_psql(0, "SET search_path = $schema; SET rdma_exchange.small_gather_rows = 0; "
+		  . "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT l_returnflag, count(*) FROM lineitem GROUP BY 1"),
+		qr/Workers Launched: [1-9]/, 'with workers: the members scan lineitem with parallel workers');
 }
 
 $single->stop;
