@@ -170,12 +170,15 @@ SELECT count(*), sum(s) FROM (SELECT l_ord, sum(l_qty) AS s FROM line
 -- Parallel workers inside each member (rdma_exchange.workers_per_member):
 -- a Gather over the part of a fragment PostgreSQL planned as partial,
 -- below the exchange that sends it.  Shares smaller than
--- min_parallel_table_scan_size (8MB) get none, so these tables' queries
--- stay serial until it is lowered.
+-- min_parallel_table_scan_size (8MB), and work that would not pay for
+-- parallel_setup_cost and parallel_tuple_cost, get none: these tables'
+-- queries stay serial until those are lowered.
 SET rdma_exchange.workers_per_member = 2;
 SET rdma_exchange.small_gather_rows = 0;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM ord;
 SET min_parallel_table_scan_size = 0;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM ord;
 SELECT count(*), sum(o_amount) FROM ord;
 -- a join with a reference table below the partial aggregate, its groups
@@ -196,6 +199,8 @@ EXPLAIN (COSTS OFF) SELECT count(*) FROM ord;
 RESET rdma_exchange.workers_per_member;
 RESET rdma_exchange.small_gather_rows;
 RESET min_parallel_table_scan_size;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
 
 DROP FUNCTION public.rx_ex_analyze(text);
 SET client_min_messages = warning;

@@ -12,7 +12,8 @@
 # database of its own with rdma_exchange.transport_design set), and once
 # with two parallel workers per member for every share
 # (20_differential[workers]: rdma_exchange.workers_per_member = 2 and
-# min_parallel_table_scan_size = 0, so that the suite's small tables get
+# min_parallel_table_scan_size, parallel_setup_cost and parallel_tuple_cost
+# 0, so that the suite's small tables get
 # them too), the
 # failure tests once more per design over reliable connections
 # (010_failures[DESIGN]) and the fault tests once more per datagram design
@@ -209,7 +210,7 @@ if [ ${#regress_tests[@]} -gt 0 ]; then
 			[ "$(id -u)" -eq 0 ] && chown "$RX_TEST_USER:" "$work/regress/$d"
 			# the databases one after the other, the suites at once
 			case $d in
-				workers) options="-c rdma_exchange.workers_per_member=2 -c min_parallel_table_scan_size=0" ;;
+				workers) options="-c rdma_exchange.workers_per_member=2 -c min_parallel_table_scan_size=0 -c parallel_setup_cost=0 -c parallel_tuple_cost=0" ;;
 				*) options="-c rdma_exchange.transport_design=$d" ;;
 			esac
 			if bash "$here/cluster.sh" start "$cluster" "$nmembers" "$base" "regression_$d" >/dev/null; then

@@ -36,9 +36,11 @@
  * How many workers: rdma_exchange.workers_per_member (-1, the default:
  * max_parallel_workers_per_gather), fewer for a small share as PostgreSQL
  * chooses for a table that size (none below min_parallel_table_scan_size,
- * one more for each tripling), so small queries stay serial.  The share
- * is the size of the largest partial scan's table here: this server's
- * part of a distributed table is what each member holds.
+ * one more for each tripling), and none where they would save less than
+ * parallel_setup_cost and parallel_tuple_cost take, so small queries stay
+ * serial.  The share is the size of the largest partial scan's table
+ * here: this server's part of a distributed table is what each member
+ * holds.
  *
  *-------------------------------------------------------------------------
  */
@@ -48,6 +50,7 @@
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
 #include "optimizer/paths.h"
 #include "parser/parsetree.h"
 #include "storage/bufmgr.h"
@@ -85,7 +88,13 @@ largest_partial_scan(RxPlanContext *ctx, Plan *plan)
 	return largest;
 }
 
-/* as PostgreSQL's compute_parallel_worker() for a table of that size */
+/*
+ * As PostgreSQL's compute_parallel_worker() for a table of that size, and
+ * none unless they save more than they cost: partial's cost is one
+ * member's (planned with a participant per member), of which the workers
+ * take their share, against parallel_setup_cost and parallel_tuple_cost
+ * for its rows, as PostgreSQL weighs a Gather.
+ */
 static int
 member_workers(RxPlanContext *ctx, Plan *partial)
 {
@@ -105,7 +114,11 @@ member_workers(RxPlanContext *ctx, Plan *partial)
 		workers++;
 		threshold *= 3;
 	}
-	return Min(workers, max);
+	workers = Min(workers, max);
+	if (partial->total_cost * workers / (workers + 1) <=
+		parallel_setup_cost + parallel_tuple_cost * partial->plan_rows)
+		return 0;
+	return workers;
 }
 
 /*

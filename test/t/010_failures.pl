@@ -163,13 +163,14 @@ if (($ENV{RX_TEST_DESIGN} // 'auto') ne 'auto')
 }
 
 # Members with parallel workers of their own (rdma_exchange.workers_per_member;
-# min_parallel_table_scan_size 0 gives this table's shares workers too):
+# min_parallel_table_scan_size, parallel_setup_cost and parallel_tuple_cost
+# 0 give this table's shares workers too):
 # cancel, a parallel worker killed on a member, a member killed; then no
 # fragment, parallel worker or buffer is left anywhere.  (RX_FAILURE_WORKERS=0:
 # not; test/rdma's guest, where they would test nothing of the transport.)
 if ($ENV{RX_FAILURE_WORKERS} // 1)
 {
-	my $workers = 'SET rdma_exchange.workers_per_member = 2; SET min_parallel_table_scan_size = 0;';
+	my $workers = 'SET rdma_exchange.workers_per_member = 2; SET min_parallel_table_scan_size = 0; SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0;';
 	my $parallel_workers = q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'parallel worker'};
 	my $no_workers_left = sub {
 		my ($what, @skip) = @_;

@@ -32,10 +32,10 @@ my %sets = map { $_ => 1 } split ' ', ($ENV{RX_TPCH_SETS} // 'a:pk b:pk a:fk b:f
 # names four in each of two runs)
 my @designs = split ' ', ($ENV{RX_TPCH_DESIGNS} // '');
 @designs = ('') unless @designs;
-# then once more with two parallel workers per member, every share big
-# enough for them (the cluster's design; RX_TPCH_WORKERS=0: not)
+# then once more with two parallel workers per member, every partial part
+# of a fragment given them (the cluster's design; RX_TPCH_WORKERS=0: not)
 push @designs, 'workers' if ($ENV{RX_TPCH_WORKERS} // 1);
-my $workers_options = '-c rdma_exchange.workers_per_member=2 -c min_parallel_table_scan_size=0';
+my $workers_options = '-c rdma_exchange.workers_per_member=2 -c min_parallel_table_scan_size=0 -c parallel_setup_cost=0 -c parallel_tuple_cost=0';
 
 my $rx = RxCluster->new(nmembers => 3, dbname => 'tpch');
 

@@ -117,7 +117,7 @@ for my $i (0 .. $n - 1)
 	# the transport, the workers reading every row (a leader would read a
 	# table this small alone before they start): they must read with their
 	# member's share of the cluster snapshot too
-	$sql = "SET rdma_exchange.workers_per_member = 2;\nSET min_parallel_table_scan_size = 0;\n"
+	$sql = "SET rdma_exchange.workers_per_member = 2;\nSET min_parallel_table_scan_size = 0;\nSET parallel_setup_cost = 0;\nSET parallel_tuple_cost = 0;\n"
 	  . "SET parallel_leader_participation = off;\n"
 	  . "SET rdma_exchange.small_gather_rows = 0;\n" . $sql
 	  if $i == 2;
