@@ -46,6 +46,19 @@ my $slow = "$by_exchange $slow_count";
 
 my $fragments = $rx->fragments_sql;
 
+# a restarted member, once its transport worker has opened its endpoints:
+# before that (a moment on verbs, where the datagram endpoint publishes
+# its name when it opens) exchanges with it fail with an error naming it
+sub start_member_and_transport
+{
+	my ($i) = @_;
+	$rx->start_member($i);
+	ok($rx->poll_query_until($i, q{SELECT count(*) = 2 FROM rdma_exchange.transport_stats()
+		WHERE name IN ('datagram_endpoints', 'reliable_endpoints') AND value > 0}),
+		"member $i restarted, its transport endpoints open");
+	return;
+}
+
 # the answer is right to begin with
 is($rx->safe_psql(0, 'SELECT count(*), sum(k) FROM big'), '60000|29970000',
 	'distributed count is right');
@@ -134,7 +147,7 @@ sub kill_case
 		$rx->check_clean('member down', $victim);
 	}
 
-	$rx->start_member($victim);
+	start_member_and_transport($victim);
 	is($rx->safe_psql(0, "$set$by_exchange SELECT count(*) FROM big"), '60000',
 		"$what: the member back, queries work again");
 	$rx->check_clean("$what: member back");
@@ -228,7 +241,7 @@ if ($ENV{RX_FAILURE_WORKERS} // 1)
 	like($stderr, qr/\Q$name\E/, 'workers, kill: the error names the member that died');
 	$rx->check_clean('workers, kill', $victim);
 	$no_workers_left->('workers, kill', $victim);
-	$rx->start_member($victim);
+	start_member_and_transport($victim);
 	is($rx->safe_psql(0, "$workers $by_exchange SELECT count(*) FROM big"), '60000',
 		'workers, kill: the member back, queries work again');
 	$rx->check_clean('workers, kill: member back');
@@ -284,7 +297,7 @@ $rx->check_clean('by query: statement_timeout');
 	$h->finish;
 	like($stderr, qr/\Q$name\E/, 'by query, kill: the error names the member that died');
 	$rx->check_clean('by query: kill', $victim);
-	$rx->start_member($victim);
+	start_member_and_transport($victim);
 	# (a quick count, gathered by query as well: the slow one takes 10 s)
 	like($rx->safe_psql(0, 'EXPLAIN SELECT count(*) FROM big'),
 		qr/Transport: none: each member runs the fragment as a query/,
