@@ -48,7 +48,6 @@
 
 #include "access/table.h"
 #include "miscadmin.h"
-#include "nodes/nodeFuncs.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/paths.h"
@@ -56,7 +55,6 @@
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 
-#include "exec/exchange.h"
 #include "planner/planner.h"
 
 int			rx_workers_per_member = -1;
