@@ -20,7 +20,8 @@
  * fragment would, so the result is one consistent state of the cluster.
  *
  * Which gathers: an outer fragment with no exchange of its own (one step,
- * scans and joins of co-located or replicated rows, partial aggregates),
+ * scans and joins of co-located or replicated rows, partial aggregates)
+ * and no parallel workers on the members,
  * no parameters set by the plan above (no InitPlan values, no rescans
  * with new values), and at most rdma_exchange.small_gather_rows rows
  * expected from all members together: the planner's estimate, or the
@@ -61,16 +62,21 @@
 
 int			rx_small_gather_rows = 1000;
 
-/* does the plan contain an exchange (or any other node of ours)? */
+/*
+ * Does the plan contain an exchange (or any other node of ours), or a
+ * Gather of the members' own parallel workers (planner/local_gather.c)?
+ * A share worth workers is worth an exchange's fixed price, and by query
+ * this member's part would run here, in this backend, without them.
+ */
 static bool
-has_exchange(Plan *plan)
+needs_exchange(Plan *plan)
 {
 	ListCell   *lc;
 
-	if (IsA(plan, CustomScan))
+	if (IsA(plan, CustomScan) || IsA(plan, Gather))
 		return true;
 	foreach(lc, rx_plan_children(plan))
-		if (has_exchange(lfirst(lc)))
+		if (needs_exchange(lfirst(lc)))
 			return true;
 	return false;
 }
@@ -109,7 +115,7 @@ rx_receive_by_query(RxReceiveState *r)
 		return false;
 	rx_shuffle_info((CustomScan *) shuffle, &si);
 	fragment = outerPlan(shuffle);
-	if (si.route != RX_ROUTE_COORDINATOR || has_exchange(fragment))
+	if (si.route != RX_ROUTE_COORDINATOR || needs_exchange(fragment))
 		return false;
 
 	if (takes_values(shuffle, r->css.ss.ps.state))
