@@ -82,21 +82,6 @@ needs_exchange(Plan *plan)
 }
 
 /*
- * Does the plan take values from the plan above it?  Special rescan
- * signals (executor parameters of no type) carry none.
- */
-static bool
-takes_values(Plan *plan, EState *estate)
-{
-	int			paramid = -1;
-
-	while ((paramid = bms_next_member(plan->extParam, paramid)) >= 0)
-		if (OidIsValid(list_nth_oid(estate->es_plannedstmt->paramExecTypes, paramid)))
-			return true;
-	return false;
-}
-
-/*
  * Whether this gather reads its rows by query: decided from the plan
  * alone, so that EXPLAIN shows what a run does.
  */
@@ -118,7 +103,7 @@ rx_receive_by_query(RxReceiveState *r)
 	if (si.route != RX_ROUTE_COORDINATOR || needs_exchange(fragment))
 		return false;
 
-	if (takes_values(shuffle, r->css.ss.ps.state))
+	if (rx_takes_values(shuffle, r->css.ss.ps.state->es_plannedstmt->paramExecTypes))
 		return false;
 
 	rows = fragment->plan_rows;
@@ -407,7 +392,7 @@ send_siblings(RxReceiveState *r)
 		RxReceiveState *g = lfirst(lc);
 		Plan	   *shuffle = outerPlan(g->css.ss.ps.plan);
 
-		if (g != r && !takes_values(shuffle, estate) &&
+		if (g != r && !rx_takes_values(shuffle, estate->es_plannedstmt->paramExecTypes) &&
 			rx_plan_speculation_safe(outerPlan(shuffle)))
 			query_send(g);
 	}

@@ -140,22 +140,6 @@ worker_may_run(Plan *plan)
 }
 
 /*
- * Values from the plan above (a nested loop's, an InitPlan's): a Gather
- * would have to pass them to its workers.  Special rescan signals, such as
- * the one PostgreSQL's own Gather left on its subtree, carry none.
- */
-static bool
-takes_values(RxPlanContext *ctx, Plan *plan)
-{
-	int			paramid = -1;
-
-	while ((paramid = bms_next_member(plan->extParam, paramid)) >= 0)
-		if (OidIsValid(list_nth_oid(ctx->stmt->paramExecTypes, paramid)))
-			return true;
-	return false;
-}
-
-/*
  * A Gather over partial, a subtree whose consumer needs all the member's
  * rows; below the nodes that must stay right under their parent (a Hash
  * under its join) or whose order the consumer may need (a Sort).  Without
@@ -180,7 +164,7 @@ gather_over(RxPlanContext *ctx, Plan *partial)
 		default:
 			break;
 	}
-	if (takes_values(ctx, partial) || !worker_may_run(partial) ||
+	if (rx_takes_values(partial, ctx->stmt->paramExecTypes) || !worker_may_run(partial) ||
 		(workers = member_workers(ctx, partial)) <= 0)
 		return partial;
 

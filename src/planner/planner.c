@@ -410,6 +410,22 @@ rx_has_exec_param(Node *node)
 	return expression_tree_walker(node, rx_has_exec_param, NULL);
 }
 
+/*
+ * Does plan take values from the plan above it (a nested loop's, an
+ * InitPlan's)?  Special rescan signals (executor parameters of no type,
+ * such as the one a PostgreSQL Gather leaves on its subtree) carry none.
+ */
+bool
+rx_takes_values(Plan *plan, List *paramExecTypes)
+{
+	int			paramid = -1;
+
+	while ((paramid = bms_next_member(plan->extParam, paramid)) >= 0)
+		if (OidIsValid(list_nth_oid(paramExecTypes, paramid)))
+			return true;
+	return false;
+}
+
 #define palloc_array_copy(a, n) \
 	memcpy(palloc(sizeof((a)[0]) * (n)), (a), sizeof((a)[0]) * (n))
 

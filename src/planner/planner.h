@@ -77,6 +77,12 @@ extern Expr *rx_distcol_equality(Expr *clause, Index varno,
  */
 extern bool rx_has_exec_param(Node *node);
 
+/*
+ * plan takes executor parameter values from the plan above it; rescan
+ * signals (parameters of no type) do not count
+ */
+extern bool rx_takes_values(Plan *plan, List *paramExecTypes);
+
 /* below_gather.c: work above gathers moved below them, bottom up */
 extern Plan *rx_below_gathers(RxPlanContext *ctx, Plan *plan);
 
