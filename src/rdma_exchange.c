@@ -34,6 +34,7 @@ bool		rx_enable = true;
 int			rx_fabric_provider = RX_PROVIDER_AUTO;
 char	   *rx_fabric_address = NULL;
 static char *datagram_name_unused = NULL;
+static char *pool_registration_unused = NULL;
 int			rx_buffer_pool_size = 65536;	/* kB */
 int			rx_buffer_size = 4096;
 int			rx_large_buffer_pool_size = 65536;	/* kB */
@@ -176,6 +177,14 @@ _PG_init(void)
 							   PGC_INTERNAL,
 							   GUC_REPORT | GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_FILE,
 							   NULL, NULL, rx_datagram_name);
+
+	/* the same for the reliable endpoint's pool registration (shared.h) */
+	DefineCustomStringVariable("rdma_exchange.pool_registration",
+							   "Key, address and length of this server's registered buffer pool on its reliable endpoint, in hex; empty where it has none.",
+							   NULL, &pool_registration_unused, "",
+							   PGC_INTERNAL,
+							   GUC_REPORT | GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_FILE,
+							   NULL, NULL, rx_pool_registration);
 
 	DefineCustomStringVariable("rdma_exchange.fabric_address",
 							   "Address (host:port) the transport worker of this server listens on.",

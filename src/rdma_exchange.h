@@ -23,6 +23,7 @@
 #define RX_MAX_EXCHANGES	32	/* exchanges one port (backend) takes part in */
 #define RX_FABRIC_ADDR_LEN	64	/* "host:port" */
 #define RX_FABRIC_NAME_LEN	161	/* an endpoint's raw name in hex (80 bytes) */
+#define RX_POOL_REG_LEN		52	/* "key:base:length", each 16 hex digits */
 
 /* rdma_exchange.fabric_provider */
 typedef enum RxProvider

@@ -582,32 +582,50 @@ message_body(RxFragmentMsg *msg, Plan *fragment, EState *estate,
 }
 
 /*
- * Where this member's datagram endpoint is found by its raw name only
- * (verbs' UD), every member's name, as each member reported it to our
- * connection to it (rdma_exchange.datagram_name, shared.h); otherwise
- * none, and the members find each other by their fabric addresses.
+ * What every member published of its transport as the setting guc
+ * reported it to our connection to it (shared.h): where this member's own
+ * value (own) is empty, nothing, as the others' are then too.  out holds
+ * nmembers strings of stride bytes.
  */
 static void
-datagram_names(RxDispatch *d, int self, char names[][RX_FABRIC_NAME_LEN])
+member_reports(RxDispatch *d, int self, const char *guc, const char *own,
+			   char *out, Size stride)
 {
-	strlcpy(names[self], rx_datagram_name(), RX_FABRIC_NAME_LEN);
-	if (names[self][0] == '\0')
+	strlcpy(out + self * stride, own, stride);
+	if (own[0] == '\0')
 		return;
 	for (int m = 0; m < d->nmembers; m++)
 	{
-		const char *name;
+		const char *value;
 
 		if (m == self)
 			continue;
-		name = PQparameterStatus(d->conns[m], "rdma_exchange.datagram_name");
-		strlcpy(names[m], name ? name : "", RX_FABRIC_NAME_LEN);
+		value = PQparameterStatus(d->conns[m], guc);
+		strlcpy(out + m * stride, value ? value : "", stride);
 	}
+}
+
+/*
+ * Where this member's datagram endpoint is found by its raw name only
+ * (verbs' UD), every member's name (rdma_exchange.datagram_name);
+ * otherwise none, and the members find each other by their fabric
+ * addresses.  Every member's pool registration on its reliable endpoint
+ * (rdma_exchange.pool_registration), which the workers check RDMA
+ * operations against.
+ */
+static void
+transport_reports(RxDispatch *d, int self, RxPortSpec *spec)
+{
+	member_reports(d, self, "rdma_exchange.datagram_name", rx_datagram_name(),
+				   spec->dgram_names[0], RX_FABRIC_NAME_LEN);
+	member_reports(d, self, "rdma_exchange.pool_registration",
+				   rx_pool_registration(), spec->pool_regs[0], RX_POOL_REG_LEN);
 }
 
 static char *
 build_message(RxDispatch *d, RxReceiveState *r, uint64 query_id, uint64 token,
 			  int self, int gather_design, List *snapshots,
-			  char dgram_names[][RX_FABRIC_NAME_LEN])
+			  RxPortSpec *spec)
 {
 	Plan	   *fragment = outerPlan(r->css.ss.ps.plan);
 	RxFragmentMsg msg;
@@ -620,7 +638,8 @@ build_message(RxDispatch *d, RxReceiveState *r, uint64 query_id, uint64 token,
 	fs.designs = list_make2_int(r->info.exchange_id, gather_design);
 	message_body(&msg, fragment, r->css.ss.ps.state, d->members, d->nmembers,
 				 self, &fs);
-	memcpy(msg.dgram_names, dgram_names, sizeof(msg.dgram_names));
+	memcpy(msg.dgram_names, spec->dgram_names, sizeof(msg.dgram_names));
+	memcpy(msg.pool_regs, spec->pool_regs, sizeof(msg.pool_regs));
 	fragment_params(r->css.ss.ps.ps_ExprContext, fragment, r->css.ss.ps.state,
 					&msg);
 	msg.snapshots = snapshots;
@@ -715,13 +734,13 @@ rx_dispatch_start(RxReceiveState *r)
 		if (d->conns[m] == NULL)
 			d->conns[m] = rx_pool_get(&d->members[m]);
 	}
-	datagram_names(d, self, spec.dgram_names);
+	transport_reports(d, self, &spec);
 
 	/* one consistent cluster state for every fragment of the query */
 	message = build_message(d, r, query_id, token, self, spec.recv_designs[0],
 							rx_consistent_reads
 							? rx_cluster_snapshot(r->css.ss.ps.state) : NIL,
-							spec.dgram_names);
+							&spec);
 
 	/* the port first: rows may arrive as soon as the first member starts */
 	d->port = rx_port_open(&spec);

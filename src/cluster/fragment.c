@@ -484,6 +484,16 @@ fragment_open(const char *message, FragmentWalk *w, int *nest)
 				 errdetail("Its transport worker restarted (now: \"%s\").",
 						   rx_datagram_name()[0] ? rx_datagram_name() : "no datagram endpoint"),
 				 errhint("Run the query again.")));
+	/* the same for our pool's registration: a restarted worker's is new */
+	if (msg->pool_regs[self][0] != '\0' &&
+		strcmp(msg->pool_regs[self], rx_pool_registration()) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the buffer pool registration of member \"%s\" changed since the coordinator \"%s\" connected to it",
+						members[self].name, msg->member_names[msg->coordinator]),
+				 errdetail("Its transport worker restarted (now: \"%s\").",
+						   rx_pool_registration()[0] ? rx_pool_registration() : "no registered pool"),
+				 errhint("Run the query again.")));
 
 	/* for this role, in time, once: before any port or buffer is taken */
 	rx_fragment_check_binding(msg, members[self].name);
@@ -592,6 +602,7 @@ rx_run_fragment(const char *message)
 		strlcpy(spec.fabric_addrs[m], msg->fabric_addrs[m], RX_FABRIC_ADDR_LEN);
 		strlcpy(spec.member_names[m], msg->member_names[m], NAMEDATALEN);
 		strlcpy(spec.dgram_names[m], msg->dgram_names[m], RX_FABRIC_NAME_LEN);
+		strlcpy(spec.pool_regs[m], msg->pool_regs[m], RX_POOL_REG_LEN);
 	}
 	if (list_length(w.recv_ids) > RX_MAX_EXCHANGES ||
 		list_length(w.send_ids) > RX_MAX_EXCHANGES)

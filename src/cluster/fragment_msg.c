@@ -25,7 +25,7 @@
 #include "cluster/admin.h"
 #include "cluster/fragment_msg.h"
 
-#define RX_FRAGMENT_MAGIC "rdma_exchange fragment v5"
+#define RX_FRAGMENT_MAGIC "rdma_exchange fragment v6"
 
 static void
 require_cluster_key(void)
@@ -127,6 +127,7 @@ char *
 rx_fragment_encode(RxFragmentMsg *msg)
 {
 	List	   *dgram_names = NIL;
+	List	   *pool_regs = NIL;
 	List	   *body;
 	char	   *text;
 	char		sig[2 * PG_SHA256_DIGEST_LENGTH + 1];
@@ -168,6 +169,14 @@ rx_fragment_encode(RxFragmentMsg *msg)
 			break;
 		}
 	body = lappend(body, dgram_names);
+	/* the reliable endpoints' pool registrations, where published */
+	for (int i = 0; i < msg->nmembers; i++)
+		if (msg->pool_regs[i][0] != '\0')
+		{
+			pool_regs = string_list(msg->pool_regs[0], RX_POOL_REG_LEN, msg->nmembers);
+			break;
+		}
+	body = lappend(body, pool_regs);
 	text = psprintf("%s %s\n%s", RX_FRAGMENT_MAGIC,
 					rx_extension_version(false), nodeToString(body));
 	sign(text, strlen(text), sig);
@@ -194,7 +203,8 @@ rx_fragment_decode(const char *text)
 	RxFragmentMsg *msg;
 	List	   *addrs,
 			   *names,
-			   *dgram_names;
+			   *dgram_names,
+			   *pool_regs;
 	int			i;
 	ListCell   *lc;
 
@@ -236,7 +246,7 @@ rx_fragment_decode(const char *text)
 				 errhint("Install the same version on every member (ALTER EXTENSION rdma_exchange UPDATE).")));
 
 	body = (List *) stringToNode(newline + 1);
-	if (!IsA(body, List) || list_length(body) != 29 ||
+	if (!IsA(body, List) || list_length(body) != 30 ||
 		!IsA(linitial(body), String) ||
 		strcmp(strVal(linitial(body)), RX_FRAGMENT_MAGIC) != 0)
 		ereport(ERROR,
@@ -292,6 +302,15 @@ rx_fragment_decode(const char *text)
 	i = 0;
 	foreach(lc, dgram_names)
 		strlcpy(msg->dgram_names[i++], strVal(lfirst(lc)), RX_FABRIC_NAME_LEN);
+	pool_regs = (List *) list_nth(body, 29);
+	if (pool_regs != NIL && list_length(pool_regs) != msg->nmembers)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROTOCOL_VIOLATION),
+				 errmsg("plan fragment names %d pool registrations for %d members",
+						list_length(pool_regs), msg->nmembers)));
+	i = 0;
+	foreach(lc, pool_regs)
+		strlcpy(msg->pool_regs[i++], strVal(lfirst(lc)), RX_POOL_REG_LEN);
 	if (msg->snapshots != NIL && list_length(msg->snapshots) != msg->nmembers)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROTOCOL_VIOLATION),

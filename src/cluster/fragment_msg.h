@@ -28,6 +28,7 @@ typedef struct RxFragmentMsg
 	char		member_names[RX_MAX_MEMBERS][NAMEDATALEN];
 	/* datagram endpoints' raw names, "" where found by address (shared.h) */
 	char		dgram_names[RX_MAX_MEMBERS][RX_FABRIC_NAME_LEN];
+	char		pool_regs[RX_MAX_MEMBERS][RX_POOL_REG_LEN];
 	int			instrument_options;
 	PlannedStmt *stmt;			/* planTree: the SHUFFLE to the coordinator */
 	List	   *relnames;		/* per range table entry: qualified name or NULL */

@@ -65,6 +65,7 @@ typedef struct FabricEp
 	void	   *pool_desc;
 	void	   *ctrl_desc;
 	char	   *region;			/* the pool, for remote offsets */
+	Size		region_len;
 	bool		in_set;			/* set 1..: fabric, domain, av, pool_mr are
 								 * set 0's */
 	char		host[RX_FABRIC_ADDR_LEN];	/* set 0: where it is bound */
@@ -502,6 +503,7 @@ rx_fabric_open(int e, int provider, const char *address, char *region,
 	f->raw_names = (e == RX_EP_DGRAM && !f->string_names && !takes_host_port(f));
 
 	f->region = region;
+	f->region_len = region_len;
 	f->virt_addr = (f->fi->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
 
 	/*
@@ -584,6 +586,7 @@ rx_fabric_open_set(int e, int nbuffers, RxFabricInfo *out)
 	f->pool_mr = p->pool_mr;
 	f->pool_desc = p->pool_desc;
 	f->region = p->region;
+	f->region_len = p->region_len;
 	f->virt_addr = p->virt_addr;
 	open_queues_and_endpoint(f, address, (int) p->fi->rx_attr->size);
 	alloc_contexts(f, address, nbuffers);
@@ -806,6 +809,26 @@ rx_fabric_send(int e, int bufid, char *buf, Size len, RxFabricAddr dest)
 
 	return (int) fi_send(f->ep, buf + f->prefix_size, len, f->pool_desc,
 						 (fi_addr_t) dest, &f->contexts[bufid]);
+}
+
+/*
+ * The registration peers name our pool by: its key and the range of
+ * remote addresses in it (virtual addresses, or offsets where the
+ * provider takes offsets); false where the pool is not registered.  The
+ * true key, whatever rdma_exchange.fault_wrong_rdma_key makes our
+ * messages say.
+ */
+bool
+rx_fabric_registration(int e, uint64 *key, uint64 *base, uint64 *len)
+{
+	FabricEp   *f = &eps[e];
+
+	if (f->pool_mr == NULL)
+		return false;
+	*key = fi_mr_key(f->pool_mr);
+	*base = f->virt_addr ? (uint64) (uintptr_t) f->region : 0;
+	*len = f->region_len;
+	return true;
 }
 
 void

@@ -90,6 +90,10 @@ extern bool rx_fabric_is_open(int e);
 extern bool rx_fabric_name(int e, char *hex, Size hexlen);
 extern bool rx_fabric_needs_names(int e);
 
+/* our pool's registration as peers name it: key, base address, length */
+extern bool rx_fabric_registration(int e, uint64 *key, uint64 *base,
+								   uint64 *len);
+
 /*
  * resolve "host:port" of a peer's endpoint of kind e (its set 0); the
  * address serves every set of that kind; false and *reason on failure.

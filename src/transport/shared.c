@@ -126,17 +126,32 @@ rx_transport_init(void)
 	rx_worker_register();
 }
 
+/* a copy of a string the worker publishes in shared memory, "" before */
+static const char *
+published(const char *field, char *copy, Size len)
+{
+	copy[0] = '\0';
+	if (rx_shared != NULL)
+	{
+		SpinLockAcquire(&rx_shared->mutex);
+		strlcpy(copy, field, len);
+		SpinLockRelease(&rx_shared->mutex);
+	}
+	return copy;
+}
+
+const char *
+rx_pool_registration(void)
+{
+	static char reg[RX_POOL_REG_LEN];
+
+	return published(rx_shared ? rx_shared->pool_reg : "", reg, sizeof(reg));
+}
+
 const char *
 rx_datagram_name(void)
 {
 	static char name[RX_FABRIC_NAME_LEN];
 
-	name[0] = '\0';
-	if (rx_shared != NULL)
-	{
-		SpinLockAcquire(&rx_shared->mutex);
-		strlcpy(name, rx_shared->dgram_name, sizeof(name));
-		SpinLockRelease(&rx_shared->mutex);
-	}
-	return name;
+	return published(rx_shared ? rx_shared->dgram_name : "", name, sizeof(name));
 }

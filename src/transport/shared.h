@@ -172,6 +172,16 @@ typedef struct RxTransportShared
 	 * and ships them with each query's fragments (dispatch.c).
 	 */
 	char		dgram_name[RX_FABRIC_NAME_LEN];
+
+	/*
+	 * The reliable endpoint's pool registration, "key:base:length" in hex
+	 * (fabric.c, rx_fabric_registration), "" where it has none; reported
+	 * and shipped like dgram_name, as rdma_exchange.pool_registration: a
+	 * worker checks the key and address a PULL or LEND names against it
+	 * before its RDMA operation, which a wrong key would fail and, on
+	 * verbs, break the connection with (worker_port.c).
+	 */
+	char		pool_reg[RX_POOL_REG_LEN];
 	char		failure[320];	/* why the data plane is not up */
 	char		ep_failure[RX_NEPS][320];	/* why an endpoint is not up */
 	uint32		msg_size[RX_NEPS];	/* largest message, header included */

@@ -42,6 +42,8 @@ typedef struct RxPortSpec
 	char		member_names[RX_MAX_MEMBERS][NAMEDATALEN];	/* for error messages */
 	/* datagram endpoints' raw names where peers need them (shared.h) */
 	char		dgram_names[RX_MAX_MEMBERS][RX_FABRIC_NAME_LEN];
+	/* reliable endpoints' pool registrations, where published (shared.h) */
+	char		pool_regs[RX_MAX_MEMBERS][RX_POOL_REG_LEN];
 	int			nrecv;			/* exchanges this port receives */
 	int			recv_exchange_ids[RX_MAX_EXCHANGES];
 	int			nsend;			/* exchanges this port sends on */
@@ -67,6 +69,7 @@ extern int	rx_design_choose(bool ordered);
  * (a static buffer).
  */
 extern const char *rx_datagram_name(void);
+extern const char *rx_pool_registration(void);
 
 /*
  * An error unless design's endpoint is open on this member; it names the

@@ -140,6 +140,7 @@ worker_shmem_exit(int code, Datum arg)
 	memset(rx_shared->ep_ready, 0, sizeof(rx_shared->ep_ready));
 	memset(rx_shared->ep_sets, 0, sizeof(rx_shared->ep_sets));
 	rx_shared->dgram_name[0] = '\0';
+	rx_shared->pool_reg[0] = '\0';
 	SpinLockRelease(&rx_shared->mutex);
 	/* sets 1.. live in set 0's domain: close them first */
 	for (int e = RX_MAX_ENDPOINTS - 1; e >= 0; e--)
@@ -348,6 +349,7 @@ open_data_plane(void)
 	char	   *region = bufpool_region(&region_len);
 	int			provider[RX_NEPS] = {rx_fabric_provider, rx_reliable_provider};
 	char		dgram_name[RX_FABRIC_NAME_LEN] = "";
+	char		pool_reg[RX_POOL_REG_LEN] = "";
 	bool		wanted[RX_NEPS];
 	int			nwanted = 0;
 
@@ -426,9 +428,22 @@ open_data_plane(void)
 	/* where peers find the datagram endpoint by its raw name only */
 	if (ep_open[RX_EP_DGRAM])
 		(void) rx_fabric_name(RX_EP_DGRAM, dgram_name, sizeof(dgram_name));
+	/* what the peers' RDMA operations must name (shared.h) */
+	if (ep_open[RX_EP_RELIABLE])
+	{
+		uint64		key,
+					base,
+					len;
+
+		if (rx_fabric_registration(RX_EP_RELIABLE, &key, &base, &len))
+			snprintf(pool_reg, sizeof(pool_reg), "%016llx:%016llx:%016llx",
+					 (unsigned long long) key, (unsigned long long) base,
+					 (unsigned long long) len);
+	}
 
 	SpinLockAcquire(&rx_shared->mutex);
 	strlcpy(rx_shared->dgram_name, dgram_name, sizeof(rx_shared->dgram_name));
+	strlcpy(rx_shared->pool_reg, pool_reg, sizeof(rx_shared->pool_reg));
 	for (int e = 0; e < RX_NEPS; e++)
 	{
 		rx_shared->ep_ready[e] = ep_open[e];

@@ -89,6 +89,15 @@ typedef struct WRecv
 	int32	   *lent_ring;		/* semq_wr: [window] lent buffer by seq */
 } WRecv;
 
+/* a member's pool registration on its reliable endpoint (shared.h) */
+typedef struct RxPoolReg
+{
+	bool		known;			/* published: RDMA must stay inside it */
+	uint64		key;
+	uint64		base;
+	uint64		len;
+} RxPoolReg;
+
 typedef struct WPort
 {
 	bool		active;
@@ -102,6 +111,7 @@ typedef struct WPort
 	int			nsend;
 	int			nrecv;
 	bool		uses_ep[RX_NEPS];
+	RxPoolReg	reg[RX_MAX_MEMBERS];	/* each member's, from the spec */
 	uint32		turn;			/* ME designs: endpoint set, modulo the sets */
 	int			reserved[RX_BUF_NCLASSES];	/* fixed depth: promised buffers */
 	RxFabricAddr addr[RX_NEPS][RX_MAX_MEMBERS];
@@ -183,6 +193,9 @@ extern bool set_port_error(WPort *w, int err, int member, int exchange_id,
 						   const char *detail);
 extern void port_rdma_failed(WPort *w, int m, int exchange_id,
 							 const char *detail);
+extern bool remote_ref_valid(WPort *w, int m, int exchange_id,
+							 const char *what, uint64 seq,
+							 uint64 addr, uint64 len, uint64 key);
 /* the timers ask for credit too */
 extern void request_credit(WPort *w);
 /* the main loop's round: events, then ACKs and latches, then waiters */

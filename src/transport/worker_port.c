@@ -166,6 +166,37 @@ port_rdma_failed(WPort *w, int m, int exchange_id, const char *detail)
 	rx_count(RXC_PEERS_RECONNECTED, 1);
 }
 
+/*
+ * Before an RDMA Read or Write into member m's pool: do the key and the
+ * range [addr, addr + len) a PULL or LEND of m names lie in the
+ * registration m published (what is ours to read or write)?  If not, the
+ * message was damaged or forged, or m runs another build: the port fails,
+ * naming m and the message (what: "PULL" or "LEND"), and the operation is
+ * not issued, because a refused one would break the connection between
+ * the two workers (on verbs the RC queue pair goes to the error state,
+ * port_rdma_failed).  True where m published no registration.
+ */
+bool
+remote_ref_valid(WPort *w, int m, int exchange_id, const char *what,
+				 uint64 seq, uint64 addr, uint64 len, uint64 key)
+{
+	RxPoolReg  *reg = &w->reg[m];
+	char		detail[160];
+
+	if (!reg->known ||
+		(key == reg->key && addr >= reg->base && len <= reg->len &&
+		 addr - reg->base <= reg->len - len))
+		return true;
+	snprintf(detail, sizeof(detail),
+			 "The RDMA %s of message %llu was not issued: its %s names key %llx at %llx, outside the pool the member registered.",
+			 strcmp(what, "PULL") == 0 ? "Read" : "Write",
+			 (unsigned long long) seq, what,
+			 (unsigned long long) key, (unsigned long long) addr);
+	(void) set_port_error(w, RX_PORT_ERR_RDMA, m, exchange_id, detail);
+	rx_count(RXC_BAD_HEADER_DROPPED, 1);
+	return false;
+}
+
 /* ---------------------------------------------------------------------
  * Ports: open, close, submissions, events
  * ---------------------------------------------------------------------
@@ -225,6 +256,18 @@ open_port(int slot)
 	w->nsend = spec->nsend;
 	w->nrecv = spec->nrecv;
 	w->turn = ports_dealt++;
+	for (int m = 0; m < w->nmembers; m++)
+	{
+		unsigned long long key = 0,
+					base = 0,
+					len = 0;
+
+		w->reg[m].known = sscanf(spec->pool_regs[m], "%llx:%llx:%llx",
+								 &key, &base, &len) == 3;
+		w->reg[m].key = key;
+		w->reg[m].base = base;
+		w->reg[m].len = len;
+	}
 	for (int i = 0; i < w->nrecv; i++)
 		w->uses_ep[rx_design_ep(spec->recv_designs[i])] = true;
 	for (int i = 0; i < w->nsend; i++)

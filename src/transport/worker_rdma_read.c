@@ -45,6 +45,13 @@ issue_read(int b)
 	}
 	memcpy(&pull, RX_BUF_HEADER(bufpool_buffer(b)) + RX_WIRE_HEADER_SIZE,
 		   sizeof(pull));
+	if (!remote_ref_valid(w, h->src_member, h->exchange_id, "PULL", h->seq,
+						  RX_LE64(pull.addr), RX_WIRE_HEADER_SIZE + h->payload_len,
+						  RX_LE64(pull.key)))
+	{
+		bufpool_put(b);
+		return true;
+	}
 	wbufs[b].reading = true;
 	ret = rx_fabric_read(WRECV(w, ridx, h->src_member)->ep, b,
 						 RX_BUF_HEADER(bufpool_buffer(b)),

@@ -109,6 +109,11 @@ handle_lend(WPort *w, int sidx, const RxHeader *h, const RxWireLend *lend)
 		rx_count(RXC_DUPLICATES_DROPPED, 1);
 		return;
 	}
+	/* the header at least must fit where we would write */
+	if (!remote_ref_valid(w, h->src_member, w->sh->spec.send_exchange_ids[sidx],
+						  "LEND", h->seq, RX_LE64(lend->addr),
+						  RX_WIRE_HEADER_SIZE, RX_LE64(lend->key)))
+		return;
 	rb = &ws->ring[h->seq % ws->ring_size];
 	rb->addr = RX_LE64(lend->addr);
 	rb->key = RX_LE64(lend->key);

@@ -27,9 +27,10 @@
 #     RX_TPCH_DESIGNS, in two runs of half the designs each on a load of
 #     its own: layout a with the primary keys, RX_TPCH_SETS, to keep the
 #     emulated run short); after the jobs, alone, 030_bad_input (a wrong
-#     RDMA key in the messages of semq_rd and semq_wr: the query fails at
-#     once, the two workers reopen the RC connection the refused operation
-#     broke, and the next query is right; forged data messages, a wrong
+#     RDMA key in the messages of semq_rd and semq_wr: checked against the
+#     member's published registration, the operation is not issued, the
+#     query fails at once, no connection breaks, and the next query is
+#     right; forged data messages, a wrong
 #     token or an unknown query, sent as UD datagrams by member 0's
 #     transport; its cases without the transport, another cluster key or
 #     version, run on the host only: RX_BAD_INPUT_TRANSPORT_ONLY).
