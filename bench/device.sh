@@ -1,42 +1,59 @@
 #!/usr/bin/env bash
-# bench/device.sh: runs bench/pgbench/run.sh on a machine without
-# PostgreSQL, with the tarball bench/pack.sh made (PostgreSQL 15, the
-# rdma_exchange extension, libfabric and the other libraries they need).
+# bench/device.sh: runs bench/pgbench/run.sh or bench/scaleout/run.sh on a
+# machine without PostgreSQL, with the tarball bench/pack.sh made
+# (PostgreSQL 15, the rdma_exchange extension, libfabric and the other
+# libraries they need).
 # Run it from the repository root, as root (or as the user the servers
 # should run as); it needs bash, coreutils, util-linux (taskset, runuser),
 # procps (pgrep), tar with xz or python3, and python3 (matplotlib for the
-# figure); no network, no packages.
+# figure); no network, no packages.  TPC-H (scaleout) also needs
+# bench/tpch/dbgen/rx_dbgen built here, where make and cc are (carry it).
 #
-#   bash bench/device.sh TARBALL [SCALE] [SECONDS] [RUNS]
+#   bash bench/device.sh TARBALL [ARGUMENTS of the benchmark's run.sh]
 #
-# e.g. RX_PGB_SIZES="1 2 3 4" RX_PGB_CLIENTS=16 \
+# RX_DEVICE_BENCH picks the benchmark: pgbench (default; arguments SCALE
+# SECONDS RUNS) or scaleout (SF RUNS), e.g.
+#      RX_PGB_SIZES="1 2 3 4" RX_PGB_CLIENTS=16 \
 #        RX_PGB_SCRIPTS="point_1c select_4c select_spread" \
 #        RX_PGB_OUT=/tmp/report bash bench/device.sh .device/rxpg.tar.xz 10 10 1
+#      RX_DEVICE_BENCH=scaleout RX_SCALE_N="4 1 2" RX_SCALE_CORES=4 \
+#        bash bench/device.sh .device/rxpg.tar.xz 1 3
 #
 # It unpacks TARBALL into RX_DEVICE_PREFIX (default /tmp/rxpg, replaced),
 # copies the packed time zone data to /usr/share/zoneinfo when the machine
 # has none (Debian's postgres reads it there), creates the test user
 # (test/common.sh's RX_TEST_USER, default rdmax) when run as root, sets
 # PGBIN to the packed wrappers (PREFIX/bin; they set LD_LIBRARY_PATH for
-# PostgreSQL's processes only) and runs bench/pgbench/run.sh with the
-# remaining arguments; every RX_PGB_* variable goes through.  Servers get
+# PostgreSQL's processes only) and runs the benchmark's run.sh with the
+# remaining arguments; every RX_PGB_* and RX_SCALE_* variable goes through.
+# Servers get
 # jit = off (llvmjit is not packed) and, where /dev/shm is small (a
 # container's 64 MB), dynamic_shared_memory_type = mmap, through
-# RX_CLUSTER_CONF.  RX_PGB_OUT defaults to $OUT when that is set, else to
-# bench/pgbench/results; PACKINFO (what was packed, from which commit) and
-# env.txt (the machine) are copied next to the report.
+# RX_CLUSTER_CONF.  The report's directory (RX_PGB_OUT, or RX_SCALE_RESULTS
+# under which scaleout makes sf<SF>_c<C>/) defaults to $OUT when that is
+# set, else to the benchmark's results/; PACKINFO (what was packed, from
+# which commit) and env.txt (the machine) are copied into it.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/.." && pwd)
 
-[ $# -ge 1 ] || { echo "usage: bash bench/device.sh TARBALL [SCALE] [SECONDS] [RUNS]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: bash bench/device.sh TARBALL [ARGUMENTS of the benchmark's run.sh]" >&2; exit 2; }
 tarball=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 shift
 [ -f "$tarball" ] || { echo "device.sh: no tarball $tarball" >&2; exit 1; }
 prefix=${RX_DEVICE_PREFIX:-/tmp/rxpg}
 case $prefix in /tmp/?*|/var/tmp/?*|/dev/shm/?*) ;; *) echo "device.sh: RX_DEVICE_PREFIX must be under /tmp, /var/tmp or /dev/shm (it is replaced)" >&2; exit 1 ;; esac
-export RX_PGB_OUT=${RX_PGB_OUT:-${OUT:-$top/bench/pgbench/results}}
+bench=${RX_DEVICE_BENCH:-pgbench}
+case $bench in
+	pgbench)
+		export RX_PGB_OUT=${RX_PGB_OUT:-${OUT:-$top/bench/pgbench/results}}
+		report_dir=$RX_PGB_OUT ;;
+	scaleout)
+		export RX_SCALE_RESULTS=${RX_SCALE_RESULTS:-${OUT:-$top/bench/scaleout/results}}
+		report_dir=$RX_SCALE_RESULTS ;;
+	*) echo "device.sh: RX_DEVICE_BENCH is pgbench or scaleout, not '$bench'" >&2; exit 2 ;;
+esac
 
 for t in taskset runuser pgrep python3 od awk sed; do
 	command -v "$t" >/dev/null || { echo "device.sh: $t is missing on this machine" >&2; exit 1; }
@@ -114,14 +131,12 @@ fi
 export RX_CLUSTER_CONF="${RX_CLUSTER_CONF:+$RX_CLUSTER_CONF
 }$conf"
 # the commit: git may be missing here, or the tree may have no .git
-if [ -z "${RX_PGB_COMMIT:-}" ]; then
-	c=$(git -C "$top" describe --always --dirty 2>/dev/null || true)
-	RX_PGB_COMMIT="${c:-tree unknown}; packed extension from $(info repo_commit) ($(info extension_from), sha256 $(info extension_sha256))"
-	export RX_PGB_COMMIT
-fi
+c=$(git -C "$top" describe --always --dirty 2>/dev/null || true)
+commit="${c:-tree unknown}; packed extension from $(info repo_commit) ($(info extension_from), sha256 $(info extension_sha256))"
+export RX_PGB_COMMIT=${RX_PGB_COMMIT:-$commit} RX_SCALE_COMMIT=${RX_SCALE_COMMIT:-$commit}
 
-mkdir -p "$RX_PGB_OUT"
-cp "$prefix/PACKINFO" "$RX_PGB_OUT/PACKINFO"
+mkdir -p "$report_dir"
+cp "$prefix/PACKINFO" "$report_dir/PACKINFO"
 {
 	echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 	echo "kernel: $(uname -r)"
@@ -134,17 +149,18 @@ cp "$prefix/PACKINFO" "$RX_PGB_OUT/PACKINFO"
 	echo "/dev/shm free: ${shm_kb:-none} kB"
 	echo "PGBIN: $PGBIN ($("$PGBIN/postgres" -V))"
 	echo "RX_CLUSTER_CONF: $(echo "$RX_CLUSTER_CONF" | tr '\n' ';')"
-	env | grep '^RX_PGB_' | sort
+	env | grep -E '^RX_(PGB|SCALE)_' | sort
 	echo "run.sh arguments: $*"
 	if command -v lscpu >/dev/null; then lscpu; fi
-} > "$RX_PGB_OUT/env.txt" 2>&1
-echo "device.sh: PGBIN=$PGBIN; running bench/pgbench/run.sh $*; report in $RX_PGB_OUT" >&2
+} > "$report_dir/env.txt" 2>&1
+echo "device.sh: PGBIN=$PGBIN; running bench/$bench/run.sh $*; report in $report_dir" >&2
 start=$(date +%s)
 rc=0
-bash "$top/bench/pgbench/run.sh" "$@" || rc=$?
+bash "$top/bench/$bench/run.sh" "$@" || rc=$?
 echo "device.sh: run.sh exited $rc after $(($(date +%s) - start)) s" >&2
-# a run that stopped half way: the report of what was measured
-if [ "$rc" != 0 ] && grep -q '"instance"' "$RX_PGB_OUT/raw.jsonl" 2>/dev/null; then
+# a pgbench run that stopped half way: the report of what was measured
+if [ "$bench" = pgbench ] && [ "$rc" != 0 ] &&
+	grep -q '"instance"' "$RX_PGB_OUT/raw.jsonl" 2>/dev/null; then
 	py=python3
 	[ -x /usr/bin/python3 ] && py=/usr/bin/python3
 	"$py" "$top/bench/pgbench/report.py" "$RX_PGB_OUT/raw.jsonl" "$RX_PGB_OUT" || true

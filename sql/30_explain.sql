@@ -155,17 +155,19 @@ RESET rdma_exchange.enable;
 
 -- GROUP BY the distribution key, 20 rows a group: PostgreSQL aggregates in
 -- two steps around the Gather (Partial, then Finalize); every group is
--- complete on its member, so the members aggregate in one step
+-- complete on its member, so members without workers aggregate in one step
 SET client_min_messages = warning;
 CREATE TABLE ex.line (l_ord int, l_qty int);
 INSERT INTO ex.line SELECT i % 20000 + 1, i % 50 FROM generate_series(1, 400000) i;
 SELECT rdma_exchange.create_distributed_table('ex.line', 'l_ord');
 ANALYZE ex.line;
 RESET client_min_messages;
+SET rdma_exchange.workers_per_member = 0;
 EXPLAIN (COSTS OFF)
 SELECT l_ord, sum(l_qty) FROM line GROUP BY l_ord HAVING sum(l_qty) > 600;
 SELECT count(*), sum(s) FROM (SELECT l_ord, sum(l_qty) AS s FROM line
                                GROUP BY l_ord HAVING sum(l_qty) > 600) g;
+RESET rdma_exchange.workers_per_member;
 
 -- Parallel workers inside each member (rdma_exchange.workers_per_member):
 -- a Gather over the part of a fragment PostgreSQL planned as partial,
@@ -186,7 +188,9 @@ SELECT count(*), sum(o_amount) FROM ord;
 EXPLAIN (COSTS OFF)
 SELECT n_name, count(*) FROM ord JOIN cust ON o_cust = c_id JOIN nation ON n_id = c_nation
   GROUP BY n_name;
--- groups complete on their member: one aggregate over the workers' rows
+-- groups complete on their member, with workers: they take the Partial
+-- step, the member's backend the Finalize step (the plan was costed for
+-- hash tables of one worker's rows)
 EXPLAIN (COSTS OFF)
 SELECT l_ord, sum(l_qty) FROM line GROUP BY l_ord HAVING sum(l_qty) > 600;
 SELECT count(*), sum(s) FROM (SELECT l_ord, sum(l_qty) AS s FROM line

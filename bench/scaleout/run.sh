@@ -41,6 +41,9 @@
 #   RX_BENCH_PORT     single server's port; cluster N uses PORT+10*N..
 #                     (default 28500)
 #   RX_SCALE_RESULTS  results directory (default bench/scaleout/results)
+#   RX_SCALE_COMMIT   what the report names as the commit (default git
+#                     describe; bench/device.sh sets it where there is no
+#                     .git)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -166,7 +169,7 @@ done
 printf '{"kind": "machine", "sf": "%s", "runs": %d, "cores": %d, "layout": "%s", "sizes": "%s", "workers": "%s", "indexes": "%s", "nproc": %d, "cpu": "%s", "date": "%s", "commit": "%s"}\n' \
 	"$sf" "$runs" "$cores" "$layout" "$sizes" "$workers" "$indexsets" "$ncpu" \
 	"$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)" \
-	"$(date -u '+%Y-%m-%d %H:%M UTC')" "$(git -C "$top" describe --always --dirty 2>/dev/null || echo unknown)" >>"$raw"
+	"$(date -u '+%Y-%m-%d %H:%M UTC')" "${RX_SCALE_COMMIT:-$(git -C "$top" describe --always --dirty 2>/dev/null || echo unknown)}" >>"$raw"
 
 for n in $sizes; do
 	cport=$((base + 10 * n))

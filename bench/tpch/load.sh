@@ -56,8 +56,12 @@ case $layout in a|b|local) ;; *) echo "load.sh: LAYOUT must be a, b or local, no
 indexes=${RX_INDEX_SET:-pk}
 case $indexes in pk|fk) ;; *) echo "load.sh: RX_INDEX_SET must be pk or fk, not '$indexes'" >&2; exit 2 ;; esac
 
-make -s -C "$here/dbgen" >/dev/null
 gen=$here/dbgen/rx_dbgen
+# built here; a machine without make (bench/device.sh) brings it built
+if command -v make >/dev/null; then
+	make -s -C "$here/dbgen" >/dev/null
+fi
+[ -x "$gen" ] || { echo "load.sh: no $gen, and no make to build it" >&2; exit 1; }
 
 # psql to the server of the environment (or to host $1 port $2)
 q() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }

@@ -199,7 +199,16 @@ keyed_on_distribution(PlannerInfo *root, Path *inner)
  * whole subtree runs serially over gathered tables: TPC-H Q22 with an
  * index on orders(o_custkey) gathered all of orders for a NOT EXISTS.
  * Treated like the loops above; the hash or merge join that shuffles the
- * inner table by the join key is then what runs on the members.
+ * inner table by the join key is then what runs on the members.  An inner
+ * join of that kind runs, with its outer side broadcast: every member
+ * probes its part of the inner table once for every outer row of the
+ * cluster, in its fragment backend (the rows a RECEIVE delivers are not
+ * split among workers), where PostgreSQL costs the probes of one
+ * participant's share.  Charged for the other participants' probes too:
+ * with workers on the members (participants = members x processes) such a
+ * loop over part, probing lineitem by l_partkey, looked 16 times cheaper
+ * than it ran for TPC-H Q14 on 4 members of 4 cores (5.2 s against 0.38 s
+ * for the hash join).
  */
 static void
 rx_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel,
@@ -256,9 +265,9 @@ rx_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel,
 	{
 		JoinPath   *path = lfirst(lc);
 		Path	   *inner;
+		Cost		charge;
 
 		if (path->path.pathtype != T_NestLoop || path->jointype != path_jointype ||
-			path->jointype == JOIN_INNER ||	/* the outer side is broadcast */
 			path->outerjoinpath->parent != outerrel ||
 			path->innerjoinpath->parent != innerrel)
 			continue;
@@ -266,8 +275,13 @@ rx_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel,
 		if (inner->param_info == NULL || !is_hash_distributed_rel(root, inner->parent) ||
 			keyed_on_distribution(root, inner))
 			continue;
-		path->path.startup_cost += disable_cost;
-		path->path.total_cost += disable_cost;
+		if (path->jointype == JOIN_INNER)
+			charge = Max(path->path.parallel_workers - 1, 0) *
+				(path->path.total_cost - path->outerjoinpath->total_cost);
+		else
+			charge = disable_cost;
+		path->path.startup_cost += charge;
+		path->path.total_cost += charge;
 		charged = charged_partial = true;
 	}
 

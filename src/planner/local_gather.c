@@ -6,10 +6,13 @@
  *
  * The parallel plan this planner starts from is a plan for many
  * participants already: each partial scan of a distributed table was given
- * as many workers as there are members, and each member runs the partial
- * part on its own rows.  A partial plan is correct for any number of
- * participants, so a member can split its part among parallel workers of
- * its own, as PostgreSQL runs any partial plan: a Gather over it, its
+ * as many workers as the members have processes for it, members x
+ * (rdma_exchange.workers_per_member + 1), so that PostgreSQL costs each
+ * member's share as run by that many processes and picks the plan that
+ * suits it; each member runs the partial part on its own rows.  A partial
+ * plan is correct for any number of participants, so a member can split
+ * its part among parallel workers of its own, as PostgreSQL runs any
+ * partial plan: a Gather over it, its
  * scans parallel-aware (each worker reads a share of the member's rows), a
  * Parallel Hash shared by the member's workers.  The exchanges stay the
  * member's: a Gather sits below the exchange that sends, which sends what
@@ -42,6 +45,11 @@
  * here: this server's part of a distributed table is what each member
  * holds.
  *
+ * Row estimates: a partial node's rows are one participant's; before the
+ * plan is placed they are made one member's (rx_rows_per_member), as
+ * placement, the exchanges' estimates and EXPLAIN read them, and as they
+ * were when a member was one participant.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -52,12 +60,31 @@
 #include "optimizer/optimizer.h"
 #include "optimizer/paths.h"
 #include "parser/parsetree.h"
+#include "postmaster/bgworker_internals.h"
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 
 #include "planner/planner.h"
 
 int			rx_workers_per_member = -1;
+
+/* workers each member may use for a query's share, as set */
+static int
+workers_setting(void)
+{
+	return Max(rx_workers_per_member >= 0 ? rx_workers_per_member
+			   : max_parallel_workers_per_gather, 0);
+}
+
+/*
+ * The processes of one member the planner costs a share for: its workers
+ * and the fragment's own backend (a Gather's leader runs the plan too)
+ */
+int
+rx_member_participants(void)
+{
+	return Min(workers_setting(), MAX_PARALLEL_WORKER_LIMIT - 1) + 1;
+}
 
 /* the largest table a parallel-aware scan below plan reads, in blocks */
 static BlockNumber
@@ -89,15 +116,15 @@ largest_partial_scan(RxPlanContext *ctx, Plan *plan)
 /*
  * As PostgreSQL's compute_parallel_worker() for a table of that size, and
  * none unless they save more than they cost: partial's cost is one
- * member's (planned with a participant per member), of which the workers
- * take their share, against parallel_setup_cost and parallel_tuple_cost
- * for its rows, as PostgreSQL weighs a Gather.
+ * participant's, member_participants of which make the member's; the
+ * workers take their share of that, against parallel_setup_cost and
+ * parallel_tuple_cost for the member's rows, as PostgreSQL weighs a
+ * Gather.
  */
 static int
 member_workers(RxPlanContext *ctx, Plan *partial)
 {
-	int			max = rx_workers_per_member >= 0 ? rx_workers_per_member
-		: max_parallel_workers_per_gather;
+	int			max = workers_setting();
 	double		pages;
 	double		threshold = Max(min_parallel_table_scan_size, 1);
 	int			workers = 1;
@@ -113,7 +140,7 @@ member_workers(RxPlanContext *ctx, Plan *partial)
 		threshold *= 3;
 	}
 	workers = Min(workers, max);
-	if (partial->total_cost * workers / (workers + 1) <=
+	if (partial->total_cost * ctx->member_participants * workers / (workers + 1) <=
 		parallel_setup_cost + parallel_tuple_cost * partial->plan_rows)
 		return 0;
 	return workers;
@@ -152,6 +179,8 @@ gather_over(RxPlanContext *ctx, Plan *partial)
 	Gather	   *g;
 	int			workers;
 
+	if (ctx->scaling_rows)
+		return partial;
 	switch (nodeTag(partial))
 	{
 		case T_Hash:
@@ -200,7 +229,7 @@ whole(RxPlanContext *ctx, Plan *child)
  * to decide.
  */
 static Plan *
-local_gathers(RxPlanContext *ctx, Plan *plan, bool *partial)
+partial_parts(RxPlanContext *ctx, Plan *plan, bool *partial)
 {
 	bool		outer = false;
 	bool		inner = false;
@@ -318,6 +347,42 @@ local_gathers(RxPlanContext *ctx, Plan *plan, bool *partial)
 			rx_map_plan_children(ctx, plan, whole);
 			return plan;
 	}
+}
+
+/*
+ * partial_parts(), and while scaling rows, a partial node's rows made one
+ * member's
+ */
+static Plan *
+local_gathers(RxPlanContext *ctx, Plan *plan, bool *partial)
+{
+	plan = partial_parts(ctx, plan, partial);
+	if (*partial && ctx->scaling_rows)
+		plan->plan_rows *= ctx->member_participants;
+	return plan;
+}
+
+/*
+ * Rows of the partial parts of plan, planned per participant, made one
+ * member's: the parts under PostgreSQL's Gathers, before placement
+ */
+void
+rx_rows_per_member(RxPlanContext *ctx, Plan *plan)
+{
+	ListCell   *lc;
+
+	if (plan == NULL || ctx->member_participants <= 1)
+		return;
+	check_stack_depth();
+	if (IsA(plan, Gather) || IsA(plan, GatherMerge))
+	{
+		ctx->scaling_rows = true;
+		(void) whole(ctx, plan->lefttree);
+		ctx->scaling_rows = false;
+		return;
+	}
+	foreach(lc, rx_plan_children(plan))
+		rx_rows_per_member(ctx, lfirst(lc));
 }
 
 /* parallel_aware off everywhere but under a Gather */

@@ -12,7 +12,9 @@
  * them: every group is complete on one member, and the split only costs
  * a second hash table of as many groups (and with many groups a second
  * spill to disk).  One complete aggregate over the Partial step's input
- * computes the same values, as one server's plan does.
+ * computes the same values, as one server's plan does.  Not where members
+ * run parallel workers (locus.c): there the workers take the Partial step
+ * under the member's Gather, and the member's backend finalizes.
  *
  *-------------------------------------------------------------------------
  */

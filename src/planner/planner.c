@@ -48,6 +48,7 @@
 #include "optimizer/planmain.h"
 #include "optimizer/planner.h"
 #include "parser/parsetree.h"
+#include "postmaster/bgworker_internals.h"
 #include "utils/acl.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -69,6 +70,12 @@ static get_relation_stats_hook_type prev_get_relation_stats_hook = NULL;
 
 /* members of the cluster while planning a distributed query, else 0 */
 static int	planning_nmembers = 0;
+
+/*
+ * ... and the processes that run a partial plan part on them, members x
+ * (workers per member + 1): what a partial scan is planned for
+ */
+static int	planning_participants = 0;
 
 int
 rx_planning_nmembers(void)
@@ -527,6 +534,10 @@ rx_distribute(PlannedStmt *stmt, int nmembers)
 
 	ctx.rescans = 1;
 	ctx.lookahead = false;
+	ctx.member_participants = rx_member_participants();
+	rx_rows_per_member(&ctx, stmt->planTree);
+	foreach(lc, stmt->subplans)
+		rx_rows_per_member(&ctx, lfirst(lc));
 	stmt->planTree = rewrite_serial(&ctx, rx_below_gathers(&ctx, stmt->planTree));
 	foreach(lc, stmt->subplans)
 		lfirst(lc) = rewrite_serial(&ctx, rx_below_gathers(&ctx, lfirst(lc)));
@@ -539,11 +550,12 @@ rx_distribute(PlannedStmt *stmt, int nmembers)
 }
 
 static void
-set_planning_gucs(int nmembers)
+set_planning_gucs(int participants)
 {
 	char		workers[16];
 
-	snprintf(workers, sizeof(workers), "%d", Max(nmembers, 1));
+	snprintf(workers, sizeof(workers), "%d",
+			 Min(Max(participants, 1), MAX_PARALLEL_WORKER_LIMIT));
 	(void) set_config_option("parallel_setup_cost", "0", PGC_USERSET,
 							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 	(void) set_config_option("parallel_tuple_cost", "0.01", PGC_USERSET,
@@ -622,6 +634,7 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 	int			nmembers;
 	int			save_nestlevel;
 	int			save_planning = planning_nmembers;
+	int			save_participants = planning_participants;
 	List	   *forward;
 	struct RxRowLocks *locks;
 	bool		colocated = false;
@@ -698,7 +711,10 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 	save_nestlevel = NewGUCNestLevel();
 	PG_TRY();
 	{
-		set_planning_gucs(nmembers);
+		/* read before set_planning_gucs() sets the planner's workers */
+		planning_participants = Min(nmembers * rx_member_participants(),
+									MAX_PARALLEL_WORKER_LIMIT);
+		set_planning_gucs(planning_participants);
 		planning_nmembers = nmembers;
 
 		/*
@@ -718,6 +734,7 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 	PG_FINALLY();
 	{
 		planning_nmembers = save_planning;
+		planning_participants = save_participants;
 		AtEOXact_GUC(true, save_nestlevel);
 	}
 	PG_END_TRY();
@@ -730,7 +747,8 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 
 /*
  * Statistics of a distributed table describe one member's part: scale them
- * to the whole table, and give partial scans one worker per member.
+ * to the whole table, and give partial scans a worker per process the
+ * members run them with (local_gather.c).
  * Reference tables get no partial paths at all.
  */
 static void
@@ -750,7 +768,7 @@ rx_get_relation_info(PlannerInfo *root, Oid relid, bool inhparent,
 			rel->rel_parallel_workers = 0;
 		else if (dist.method == RX_DIST_HASH)
 		{
-			rel->rel_parallel_workers = planning_nmembers;
+			rel->rel_parallel_workers = planning_participants;
 			rel->pages *= planning_nmembers;
 			rel->tuples *= planning_nmembers;
 			foreach(lc, rel->indexlist)

@@ -21,6 +21,10 @@ typedef struct RxPlanContext
 	double		rescans;		/* expected runs of the part being rewritten */
 	bool		lookahead;		/* ... in batches: it is the inner scan of a
 								 * nested loop that gets a LOOKAHEAD */
+	int			member_participants;	/* processes per member the plan
+										 * was costed for: workers + 1 */
+	bool		scaling_rows;	/* local_gather.c: rows to members', no
+								 * Gathers */
 } RxPlanContext;
 
 /*
@@ -35,6 +39,8 @@ extern bool rx_lookahead_possible(NestLoop *loop);
  * for the members' own parallel workers (with_workers), serial elsewhere
  */
 extern int	rx_workers_per_member;
+extern int	rx_member_participants(void);
+extern void rx_rows_per_member(RxPlanContext *ctx, Plan *plan);
 extern Plan *rx_local_gathers(RxPlanContext *ctx, Plan *fragment,
 							  bool with_workers);
 
