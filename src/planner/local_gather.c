@@ -358,22 +358,45 @@ local_gathers(RxPlanContext *ctx, Plan *plan, bool *partial)
 {
 	plan = partial_parts(ctx, plan, partial);
 	if (*partial && ctx->scaling_rows)
+	{
+		Cost		own = plan->total_cost;
+		ListCell   *lc;
+
+		foreach(lc, rx_plan_children(plan))
+			own -= ((Plan *) lfirst(lc))->total_cost;
+		/*
+		 * not a scan's: PostgreSQL divides only its CPU among the
+		 * participants, and one that runs without workers reads a share
+		 * too small for them
+		 */
+		if (plan->plan_node_id >= 0 && plan->plan_node_id < ctx->npartial_cost &&
+			!rx_is_relation_scan(plan))
+			ctx->partial_cost[plan->plan_node_id] = Max(own, 0);
 		plan->plan_rows *= ctx->member_participants;
+	}
 	return plan;
 }
 
 /*
  * Rows of the partial parts of plan, planned per participant, made one
- * member's: the parts under PostgreSQL's Gathers, before placement
+ * member's: the parts under PostgreSQL's Gathers, before placement.  Notes
+ * each partial node's own cost for rx_member_cost_error().
  */
 void
 rx_rows_per_member(RxPlanContext *ctx, Plan *plan)
 {
 	ListCell   *lc;
 
-	if (plan == NULL || ctx->member_participants <= 1)
+	if (plan == NULL)
 		return;
 	check_stack_depth();
+	if (ctx->partial_cost == NULL)
+	{
+		ctx->npartial_cost = ctx->next_node_id;
+		ctx->partial_cost = palloc(sizeof(double) * Max(ctx->npartial_cost, 1));
+		for (int i = 0; i < ctx->npartial_cost; i++)
+			ctx->partial_cost[i] = -1;
+	}
 	if (IsA(plan, Gather) || IsA(plan, GatherMerge))
 	{
 		ctx->scaling_rows = true;
@@ -383,6 +406,57 @@ rx_rows_per_member(RxPlanContext *ctx, Plan *plan)
 	}
 	foreach(lc, rx_plan_children(plan))
 		rx_rows_per_member(ctx, lfirst(lc));
+}
+
+/*
+ * What PostgreSQL's cost of the plan misses about the members' processes,
+ * walking the distributed plan: a node it planned as partial, costed for
+ * one of member_participants processes per member, runs on a member with
+ * a Gather's workers and leader where one is above it in the fragment,
+ * else in the member's fragment backend alone (above a RECEIVE, in a part
+ * that got no workers).  Each such node's own cost times (planned /
+ * running processes - 1), summed: positive where the plan counted on
+ * processes that do not run it, negative where workers take a part
+ * planned for one process.
+ */
+static void
+cost_error_walk(RxPlanContext *ctx, Plan *plan, int processes, double *error,
+				Bitmapset **seen)
+{
+	ListCell   *lc;
+	int			id;
+
+	if (plan == NULL)
+		return;
+	check_stack_depth();
+	if (IsA(plan, Gather))
+		processes = ((Gather *) plan)->num_workers + 1;
+	id = plan->plan_node_id;
+	if (id >= 0 && id < ctx->npartial_cost && ctx->partial_cost[id] >= 0 &&
+		!bms_is_member(id, *seen))
+	{
+		*seen = bms_add_member(*seen, id);
+		*error += ctx->partial_cost[id] *
+			((double) ctx->member_participants / processes - 1);
+	}
+	foreach(lc, rx_plan_children(plan))
+		cost_error_walk(ctx, lfirst(lc), processes, error, seen);
+}
+
+double
+rx_member_cost_error(RxPlanContext *ctx, PlannedStmt *stmt)
+{
+	double		error = 0;
+	Bitmapset  *seen = NULL;
+	ListCell   *lc;
+
+	if (ctx->partial_cost == NULL)
+		return 0;
+	cost_error_walk(ctx, stmt->planTree, 1, &error, &seen);
+	foreach(lc, stmt->subplans)
+		cost_error_walk(ctx, lfirst(lc), 1, &error, &seen);
+	bms_free(seen);
+	return error;
 }
 
 /* parallel_aware off everywhere but under a Gather */

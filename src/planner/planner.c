@@ -493,8 +493,13 @@ rewrite_serial(RxPlanContext *ctx, Plan *plan)
 	return plan;
 }
 
-static void
-rx_distribute(PlannedStmt *stmt, int nmembers)
+/*
+ * PostgreSQL's parallel plan made the distributed plan, in place; it was
+ * planned for participants processes per member.  Returns what its cost
+ * misses about the members' processes (rx_member_cost_error()).
+ */
+static double
+rx_distribute(PlannedStmt *stmt, int nmembers, int participants)
 {
 	RxPlanContext ctx;
 	int			max_id = 0;
@@ -534,7 +539,7 @@ rx_distribute(PlannedStmt *stmt, int nmembers)
 
 	ctx.rescans = 1;
 	ctx.lookahead = false;
-	ctx.member_participants = rx_member_participants();
+	ctx.member_participants = participants;
 	rx_rows_per_member(&ctx, stmt->planTree);
 	foreach(lc, stmt->subplans)
 		rx_rows_per_member(&ctx, lfirst(lc));
@@ -547,6 +552,7 @@ rx_distribute(PlannedStmt *stmt, int nmembers)
 	/* no Gather is left: nothing needs parallel mode */
 	stmt->parallelModeNeeded = false;
 	rx_prune_exchange_columns(stmt);
+	return rx_member_cost_error(&ctx, stmt);
 }
 
 static void
@@ -625,6 +631,51 @@ scrollable(PlannedStmt *stmt, int cursorOptions)
 	return stmt;
 }
 
+/*
+ * PostgreSQL's parallel plan of a query over distributed tables, for
+ * nmembers x participants processes (participants per member)
+ */
+static PlannedStmt *
+plan_distributed(Query *parse, const char *query_string, int cursorOptions,
+				 ParamListInfo boundParams, int nmembers, int participants)
+{
+	PlannedStmt *stmt;
+	int			save_nestlevel;
+	int			save_planning = planning_nmembers;
+	int			save_participants = planning_participants;
+
+	save_nestlevel = NewGUCNestLevel();
+	PG_TRY();
+	{
+		planning_participants = Min(nmembers * participants,
+									MAX_PARALLEL_WORKER_LIMIT);
+		set_planning_gucs(planning_participants);
+		planning_nmembers = nmembers;
+
+		/*
+		 * PostgreSQL plans cursors and other portals that may be fetched
+		 * in batches without parallelism, since its workers cannot outlive
+		 * one executor run.  Fragments can (portal.c): plan them parallel
+		 * so that they run on the members instead of gathering every
+		 * table.  No Gather is left in the plan, so the executor never
+		 * enters parallel mode for it.
+		 */
+		cursorOptions |= CURSOR_OPT_PARALLEL_OK;
+		if (prev_planner_hook)
+			stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
+		else
+			stmt = standard_planner(parse, query_string, cursorOptions, boundParams);
+	}
+	PG_FINALLY();
+	{
+		planning_nmembers = save_planning;
+		planning_participants = save_participants;
+		AtEOXact_GUC(true, save_nestlevel);
+	}
+	PG_END_TRY();
+	return stmt;
+}
+
 static PlannedStmt *
 rx_planner(Query *parse, const char *query_string, int cursorOptions,
 		   ParamListInfo boundParams)
@@ -632,9 +683,10 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 	PlannedStmt *stmt;
 	RxMember   *members;
 	int			nmembers;
-	int			save_nestlevel;
-	int			save_planning = planning_nmembers;
-	int			save_participants = planning_participants;
+	int			participants;
+	Query	   *one_process;
+	double		cost;
+	double		error;
 	List	   *forward;
 	struct RxRowLocks *locks;
 	bool		colocated = false;
@@ -708,38 +760,41 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 	}
 	rx_decorrelate(parse);
 
-	save_nestlevel = NewGUCNestLevel();
-	PG_TRY();
+	/*
+	 * Planned for the members' workers; where PostgreSQL's cost of that
+	 * plan counted on workers for parts that run in a member's fragment
+	 * backend alone (rx_member_cost_error()), planned once more for one
+	 * process per member (the plan of a cluster without workers, whose
+	 * partial parts still get them where they are not above a RECEIVE),
+	 * and the cheaper of the two is run: the first with what its cost
+	 * misses added.  Not for less than starting workers costs: a small
+	 * query whose members start none is not planned twice.
+	 */
+	participants = rx_member_participants();
+	one_process = participants > 1 ? copyObject(parse) : NULL;
+	stmt = plan_distributed(parse, query_string, cursorOptions, boundParams,
+							nmembers, participants);
+	cost = stmt->planTree->total_cost;
+	error = rx_distribute(stmt, nmembers, participants);
+	if (one_process != NULL && error > parallel_setup_cost)
 	{
-		/* read before set_planning_gucs() sets the planner's workers */
-		planning_participants = Min(nmembers * rx_member_participants(),
-									MAX_PARALLEL_WORKER_LIMIT);
-		set_planning_gucs(planning_participants);
-		planning_nmembers = nmembers;
+		PlannedStmt *alt = plan_distributed(one_process, query_string,
+											cursorOptions, boundParams,
+											nmembers, 1);
+		double		alt_cost = alt->planTree->total_cost;
 
 		/*
-		 * PostgreSQL plans cursors and other portals that may be fetched
-		 * in batches without parallelism, since its workers cannot outlive
-		 * one executor run.  Fragments can (portal.c): plan them parallel
-		 * so that they run on the members instead of gathering every
-		 * table.  No Gather is left in the plan, so the executor never
-		 * enters parallel mode for it.
+		 * its cost as PostgreSQL gave it: at most what it costs, as the
+		 * members' workers only take work off it (its error is negative),
+		 * so that the workers' plan is left only where it is clearly worse
 		 */
-		cursorOptions |= CURSOR_OPT_PARALLEL_OK;
-		if (prev_planner_hook)
-			stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
-		else
-			stmt = standard_planner(parse, query_string, cursorOptions, boundParams);
+		(void) rx_distribute(alt, nmembers, 1);
+		elog(DEBUG1, "rdma_exchange: planned for %d processes per member, cost %.0f%+.0f; for one, %.0f: %s",
+			 participants, cost, error, alt_cost,
+			 alt_cost < cost + error ? "one" : "workers");
+		if (alt_cost < cost + error)
+			stmt = alt;
 	}
-	PG_FINALLY();
-	{
-		planning_nmembers = save_planning;
-		planning_participants = save_participants;
-		AtEOXact_GUC(true, save_nestlevel);
-	}
-	PG_END_TRY();
-
-	rx_distribute(stmt, nmembers);
 	if (forward != NIL)
 		rx_dml_forward_attach(stmt, forward);
 	return scrollable(stmt, cursorOptions);

@@ -25,6 +25,10 @@ typedef struct RxPlanContext
 										 * was costed for: workers + 1 */
 	bool		scaling_rows;	/* local_gather.c: rows to members', no
 								 * Gathers */
+	double	   *partial_cost;	/* local_gather.c: by plan_node_id, the own
+								 * cost of each node PostgreSQL planned as
+								 * partial, else -1 */
+	int			npartial_cost;
 } RxPlanContext;
 
 /*
@@ -41,6 +45,7 @@ extern bool rx_lookahead_possible(NestLoop *loop);
 extern int	rx_workers_per_member;
 extern int	rx_member_participants(void);
 extern void rx_rows_per_member(RxPlanContext *ctx, Plan *plan);
+extern double rx_member_cost_error(RxPlanContext *ctx, PlannedStmt *stmt);
 extern Plan *rx_local_gathers(RxPlanContext *ctx, Plan *fragment,
 							  bool with_workers);
 
