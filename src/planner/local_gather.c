@@ -50,6 +50,13 @@
  * placement, the exchanges' estimates and EXPLAIN read them, and as they
  * were when a member was one participant.
  *
+ * Costs: PostgreSQL costed every partial node as shared by the member's
+ * processes, but only the parts under a member's Gather are; a join or
+ * aggregate above a RECEIVE runs in the fragment backend alone.  After
+ * placement, rx_member_cost_error() sums what that misses, and the
+ * planner weighs a plan for one process per member against it
+ * (planner.c).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
