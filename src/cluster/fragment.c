@@ -390,6 +390,27 @@ rx_execute_fragment(PG_FUNCTION_ARGS)
 }
 
 /*
+ * What this member published on its connections (what, e.g. its datagram
+ * endpoint's name) as the coordinator shipped it, against what it
+ * publishes now: its transport worker may have restarted since the
+ * coordinator connected (a new queue pair, a new registration), and what
+ * peers would send to the old one is lost.  Nothing shipped: no check.
+ */
+static void
+check_published(const char *shipped, const char *now, const char *what,
+				const char *none, const char *member, const char *coordinator)
+{
+	if (shipped[0] != '\0' && strcmp(shipped, now) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the %s of member \"%s\" changed since the coordinator \"%s\" connected to it",
+						what, member, coordinator),
+				 errdetail("Its transport worker restarted (now: \"%s\").",
+						   now[0] ? now : none),
+				 errhint("Run the query again.")));
+}
+
+/*
  * A DBA adds a query's cost up over the members by its query id: report
  * this fragment under the coordinator's statement.  pg_stat_activity
  * shows its text and query id; pg_stat_statements records the
@@ -470,30 +491,13 @@ fragment_open(const char *message, FragmentWalk *w, int *nest)
 					 errmsg("member %d is \"%s\" on the coordinator but \"%s\" here",
 							m, msg->fabric_addrs[m], members[m].fabric_addr)));
 
-	/*
-	 * Our datagram endpoint's name as the coordinator learned it when it
-	 * connected: the transport worker may have restarted since (a new
-	 * queue pair), and datagrams sent to the old one would be lost.
-	 */
-	if (msg->dgram_names[self][0] != '\0' &&
-		strcmp(msg->dgram_names[self], rx_datagram_name()) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the datagram endpoint of member \"%s\" changed since the coordinator \"%s\" connected to it",
-						members[self].name, msg->member_names[msg->coordinator]),
-				 errdetail("Its transport worker restarted (now: \"%s\").",
-						   rx_datagram_name()[0] ? rx_datagram_name() : "no datagram endpoint"),
-				 errhint("Run the query again.")));
-	/* the same for our pool's registration: a restarted worker's is new */
-	if (msg->pool_regs[self][0] != '\0' &&
-		strcmp(msg->pool_regs[self], rx_pool_registration()) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the buffer pool registration of member \"%s\" changed since the coordinator \"%s\" connected to it",
-						members[self].name, msg->member_names[msg->coordinator]),
-				 errdetail("Its transport worker restarted (now: \"%s\").",
-						   rx_pool_registration()[0] ? rx_pool_registration() : "no registered pool"),
-				 errhint("Run the query again.")));
+	/* our datagram endpoint's name and pool registration, still ours */
+	check_published(msg->dgram_names[self], rx_datagram_name(),
+					"datagram endpoint", "no datagram endpoint",
+					members[self].name, msg->member_names[msg->coordinator]);
+	check_published(msg->pool_regs[self], rx_pool_registration(),
+					"buffer pool registration", "no registered pool",
+					members[self].name, msg->member_names[msg->coordinator]);
 
 	/* for this role, in time, once: before any port or buffer is taken */
 	rx_fragment_check_binding(msg, members[self].name);

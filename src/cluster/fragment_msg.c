@@ -123,11 +123,39 @@ string_list(const char *strings, Size stride, int n)
 	return l;
 }
 
+/*
+ * What members publish on their connections (datagram names, pool
+ * registrations): as string_list(), or NIL where none published anything
+ */
+static List *
+published_list(const char *strings, Size stride, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (strings[i * stride] != '\0')
+			return string_list(strings, stride, n);
+	return NIL;
+}
+
+/* ... and back: one string per member, stride bytes apart, or none */
+static void
+read_published(List *l, int nmembers, const char *what, char *strings,
+			   Size stride)
+{
+	ListCell   *lc;
+
+	if (l != NIL && list_length(l) != nmembers)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROTOCOL_VIOLATION),
+				 errmsg("plan fragment names %d %s for %d members",
+						list_length(l), what, nmembers)));
+	foreach(lc, l)
+		strlcpy(strings + foreach_current_index(lc) * stride,
+				strVal(lfirst(lc)), stride);
+}
+
 char *
 rx_fragment_encode(RxFragmentMsg *msg)
 {
-	List	   *dgram_names = NIL;
-	List	   *pool_regs = NIL;
 	List	   *body;
 	char	   *text;
 	char		sig[2 * PG_SHA256_DIGEST_LENGTH + 1];
@@ -161,22 +189,11 @@ rx_fragment_encode(RxFragmentMsg *msg)
 	body = lappend(body, msg->snapshots);
 	body = lappend(body, makeString(msg->query_text ? msg->query_text : ""));
 	body = lappend(body, msg->param_sets);
-	/* the datagram endpoints' raw names, where members publish them */
-	for (int i = 0; i < msg->nmembers; i++)
-		if (msg->dgram_names[i][0] != '\0')
-		{
-			dgram_names = string_list(msg->dgram_names[0], RX_FABRIC_NAME_LEN, msg->nmembers);
-			break;
-		}
-	body = lappend(body, dgram_names);
-	/* the reliable endpoints' pool registrations, where published */
-	for (int i = 0; i < msg->nmembers; i++)
-		if (msg->pool_regs[i][0] != '\0')
-		{
-			pool_regs = string_list(msg->pool_regs[0], RX_POOL_REG_LEN, msg->nmembers);
-			break;
-		}
-	body = lappend(body, pool_regs);
+	/* the datagram endpoints' raw names and the pool registrations */
+	body = lappend(body, published_list(msg->dgram_names[0], RX_FABRIC_NAME_LEN,
+										msg->nmembers));
+	body = lappend(body, published_list(msg->pool_regs[0], RX_POOL_REG_LEN,
+										msg->nmembers));
 	text = psprintf("%s %s\n%s", RX_FRAGMENT_MAGIC,
 					rx_extension_version(false), nodeToString(body));
 	sign(text, strlen(text), sig);
@@ -202,9 +219,7 @@ rx_fragment_decode(const char *text)
 	List	   *body;
 	RxFragmentMsg *msg;
 	List	   *addrs,
-			   *names,
-			   *dgram_names,
-			   *pool_regs;
+			   *names;
 	int			i;
 	ListCell   *lc;
 
@@ -293,24 +308,10 @@ rx_fragment_decode(const char *text)
 	msg->snapshots = (List *) list_nth(body, 25);
 	msg->query_text = strVal(list_nth(body, 26));
 	msg->param_sets = (List *) list_nth(body, 27);
-	dgram_names = (List *) list_nth(body, 28);
-	if (dgram_names != NIL && list_length(dgram_names) != msg->nmembers)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROTOCOL_VIOLATION),
-				 errmsg("plan fragment names %d datagram endpoints for %d members",
-						list_length(dgram_names), msg->nmembers)));
-	i = 0;
-	foreach(lc, dgram_names)
-		strlcpy(msg->dgram_names[i++], strVal(lfirst(lc)), RX_FABRIC_NAME_LEN);
-	pool_regs = (List *) list_nth(body, 29);
-	if (pool_regs != NIL && list_length(pool_regs) != msg->nmembers)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROTOCOL_VIOLATION),
-				 errmsg("plan fragment names %d pool registrations for %d members",
-						list_length(pool_regs), msg->nmembers)));
-	i = 0;
-	foreach(lc, pool_regs)
-		strlcpy(msg->pool_regs[i++], strVal(lfirst(lc)), RX_POOL_REG_LEN);
+	read_published((List *) list_nth(body, 28), msg->nmembers,
+				   "datagram endpoints", msg->dgram_names[0], RX_FABRIC_NAME_LEN);
+	read_published((List *) list_nth(body, 29), msg->nmembers,
+				   "pool registrations", msg->pool_regs[0], RX_POOL_REG_LEN);
 	if (msg->snapshots != NIL && list_length(msg->snapshots) != msg->nmembers)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROTOCOL_VIOLATION),
