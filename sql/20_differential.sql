@@ -166,6 +166,30 @@ RESET max_parallel_workers_per_gather;
 :run SELECT rx_same('NOT IN over a column with NULLs: no rows, not rewritten');
 \set q 'SELECT o_id FROM ord WHERE o_id NOT IN (SELECT c_id FROM cust WHERE c_nation = 3)'
 :run SELECT rx_same('NOT IN over NOT NULL columns, as an anti join');
+-- scalar subqueries reading one row by a unique key become LEFT JOINs
+-- (lookup_join.c): o_cust is NULL or names no customer for some orders
+\set q 'SELECT o_id, (SELECT c_name FROM cust WHERE c_id = o_cust) FROM ord WHERE o_id < 3000'
+:run SELECT rx_same('lookup by a unique key in the select list');
+\set q 'SELECT o_id, (SELECT coalesce(c_name, ''none'') || ''!'' FROM cust WHERE cust.c_id = ord.o_cust) AS v FROM ord WHERE o_id % 7 = 0'
+:run SELECT rx_same('lookup of an expression: NULL where no row, not the expression of NULLs');
+\set q 'SELECT o_id FROM ord WHERE (SELECT c_nation FROM cust WHERE c_id = o_cust) IS NULL'
+:run SELECT rx_same('lookup in WHERE: IS NULL keeps the rows without a match');
+\set q 'SELECT o_id, o_cust FROM ord WHERE (SELECT c_nation FROM cust WHERE c_id = o_cust) = 3 AND o_amount > 50'
+:run SELECT rx_same('lookup in WHERE compared');
+\set q 'SELECT o_note, sum((SELECT c_nation FROM cust WHERE c_id = o_cust)), count(*) FROM ord GROUP BY o_note'
+:run SELECT rx_same('lookup inside an aggregate of a grouped query');
+\set q 'SELECT o_cust, (SELECT c_name FROM cust WHERE c_id = o_cust), count(*) FROM ord WHERE o_id < 3000 GROUP BY o_cust'
+:run SELECT rx_same('lookup outside the aggregates of a grouped query, not rewritten');
+\set q 'SELECT o_id, (SELECT c_name FROM cust WHERE c_id = o_cust AND c_nation < o_id % 25) FROM ord WHERE o_id < 4000'
+:run SELECT rx_same('lookup with another outer condition in the ON clause');
+\set q 'SELECT o_id, CASE WHEN o_cust % 25 <> 0 THEN (SELECT 1000 / c_nation FROM cust WHERE c_id = o_cust) END AS v FROM ord'
+:run SELECT rx_same('lookup under CASE: the value only where CASE reaches it');
+\set q 'SELECT c_id, (SELECT n_name FROM nation WHERE n_id = c_nation), (SELECT o_amount FROM ord WHERE o_id = c_id * 7 ORDER BY o_id LIMIT 1) FROM cust'
+:run SELECT rx_same('two lookups, a reference table and LIMIT 1');
+\set q 'SELECT o_id, (SELECT c::text FROM cust c WHERE c.c_id = o_cust) FROM ord WHERE o_id BETWEEN 100 AND 600'
+:run SELECT rx_same('lookup of a whole row');
+\set q 'SELECT c_id, (SELECT o_id FROM ord WHERE o_id = c_id AND o_amount = (c_id % 1000) / 10.0) FROM cust'
+:run SELECT rx_same('lookup filtered on more than the key');
 -- ... and the plans show which were rewritten
 CREATE FUNCTION public.rx_plan_has(query text, pattern text) RETURNS boolean
 LANGUAGE plpgsql AS $$
@@ -184,6 +208,10 @@ SELECT rx_plan_has('SELECT c_id FROM cust WHERE c_nation < (SELECT avg(o_amount)
        rx_plan_has('SELECT c_id FROM cust WHERE 0 = (SELECT count(*) FROM ord WHERE o_cust = c_id)', 'SubPlan') AS count_kept_as_subplan,
        rx_plan_has('SELECT c_id FROM cust WHERE c_id NOT IN (SELECT o_cust FROM ord)', 'SubPlan') AS nullable_not_in_kept,
        rx_plan_has('SELECT o_id FROM ord WHERE o_id NOT IN (SELECT c_id FROM cust WHERE c_nation = 3)', 'Anti Join') AS not_in_as_anti_join;
+SELECT rx_plan_has('SELECT o_id, (SELECT c_name FROM cust WHERE c_id = o_cust) FROM ord', 'SubPlan') AS unique_lookup_kept,
+       rx_plan_has('SELECT o_id, (SELECT c_name FROM cust WHERE c_id = o_cust) FROM ord', 'Left Join') AS unique_lookup_joined,
+       rx_plan_has('SELECT c_id, (SELECT o_id FROM ord WHERE o_cust = c_id) FROM cust', 'SubPlan') AS non_unique_kept,
+       rx_plan_has('SELECT o_cust, (SELECT c_name FROM cust WHERE c_id = o_cust), count(*) FROM ord GROUP BY o_cust', 'SubPlan') AS grouped_outside_kept;
 RESET search_path;
 DROP FUNCTION public.rx_plan_has(text, text);
 

@@ -112,8 +112,8 @@ has_outer_refs_walker(Node *node, int *depth)
 	return expression_tree_walker(node, has_outer_refs_walker, (void *) depth);
 }
 
-static bool
-has_outer_refs(Node *node)
+bool
+rx_has_outer_refs(Node *node)
 {
 	int			depth = 0;
 
@@ -441,7 +441,7 @@ decorrelate_conjunct(Query *q, List *conjuncts, Node *qual)
 	/* the derived table: no outer reference may be left in it */
 	sub = copyObject(sub);
 	sub->jointree->quals = (Node *) make_ands_explicit(copyObject(rest));
-	if (has_outer_refs((Node *) sub))
+	if (rx_has_outer_refs((Node *) sub))
 		return NIL;
 	add_key_filter(q, conjuncts, qual, sub, correlations);
 
@@ -676,6 +676,7 @@ decorrelate_query(Query *q)
 		if (changed)
 			q->jointree->quals = (Node *) make_ands_explicit(result);
 	}
+	rx_lookup_joins(q);
 	/* subqueries in sublinks, in FROM and in WITH */
 	query_tree_walker(q, decorrelate_walker, NULL, 0);
 }

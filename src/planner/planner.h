@@ -110,6 +110,11 @@ extern void rx_costs_init(void);
 
 /* decorrelate.c: correlated aggregate subqueries become joins, in place */
 extern void rx_decorrelate(Query *parse);
+/* does the tree refer to a query level above the one it starts in? */
+extern bool rx_has_outer_refs(Node *node);
+
+/* lookup_join.c: scalar subqueries over a unique key become LEFT JOINs */
+extern void rx_lookup_joins(Query *q);
 
 /* sysattrs.c: system columns of distributed tables, before placement */
 extern void rx_system_columns(PlannedStmt *stmt);
