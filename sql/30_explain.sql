@@ -198,6 +198,29 @@ SELECT count(*), sum(s) FROM (SELECT l_ord, sum(l_qty) AS s FROM line
 -- ordered: each member sorts what its workers read
 EXPLAIN (COSTS OFF) SELECT o_id FROM ord ORDER BY o_amount DESC, o_id LIMIT 3;
 SELECT o_id FROM ord ORDER BY o_amount DESC, o_id LIMIT 3;
+-- ordered by an index: each member merges its workers' rows in that
+-- order (a Gather Merge) instead of gathering and sorting them again
+SET min_parallel_index_scan_size = 0;
+SET enable_sort = off;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+EXPLAIN (COSTS OFF)
+SELECT o_id, c_name FROM ord JOIN cust ON c_id = o_id WHERE o_amount > 5 ORDER BY o_id;
+SELECT count(*), bool_and(in_order) FROM (
+  SELECT o_id >= lag(o_id) OVER () AS in_order FROM (
+    SELECT o_id FROM ord JOIN cust ON c_id = o_id WHERE o_amount > 5 ORDER BY o_id) s) t
+  WHERE in_order IS NOT NULL;
+RESET min_parallel_index_scan_size;
+RESET enable_sort;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+-- a LIMIT the members' first rows satisfy: workers would cost more than
+-- they save there, so the members run it alone; a large one keeps them
+SET parallel_setup_cost = 100;
+RESET parallel_tuple_cost;
+EXPLAIN (COSTS OFF) SELECT l_ord FROM line WHERE l_qty = 3 LIMIT 10;
+EXPLAIN (COSTS OFF) SELECT l_ord FROM line WHERE l_qty = 3 LIMIT 100000;
+SELECT count(*) FROM (SELECT l_ord FROM line WHERE l_qty = 3 LIMIT 10) s;
 SET rdma_exchange.workers_per_member = 0;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM ord;
 RESET rdma_exchange.workers_per_member;

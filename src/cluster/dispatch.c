@@ -903,14 +903,18 @@ merge_report(const RxMember *members, int nmembers, int member,
 					}
 					InstrAggNode(&ps->worker_instrument->instrument[member], &add);
 				}
-				else if (kind == 'W' && IsA(ps, GatherState))
+				else if (kind == 'W' &&
+						 (IsA(ps, GatherState) || IsA(ps, GatherMergeState)))
 				{
 					int			launched;
 
 					/* Workers Launched: the members' together */
 					if (sscanf(line, "W %*d %d", &launched) != 1)
 						break;
-					((GatherState *) ps)->nworkers_launched += launched;
+					if (IsA(ps, GatherState))
+						((GatherState *) ps)->nworkers_launched += launched;
+					else
+						((GatherMergeState *) ps)->nworkers_launched += launched;
 				}
 				else if (kind == 'X' &&
 						 (rx_is_shuffle(ps->plan) || rx_is_receive(ps->plan)))

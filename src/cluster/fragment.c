@@ -121,6 +121,14 @@ typedef struct FragmentWalk
 	bool		under_gather;
 } FragmentWalk;
 
+/* a Gather's or Gather Merge's workers */
+static int
+gather_workers(Plan *plan)
+{
+	return IsA(plan, Gather) ? ((Gather *) plan)->num_workers
+		: ((GatherMerge *) plan)->num_workers;
+}
+
 /* remap indexes, check the plan is read-only, find the exchanges */
 static void
 walk_fragment(Plan *plan, FragmentWalk *w)
@@ -172,9 +180,10 @@ walk_fragment(Plan *plan, FragmentWalk *w)
 			walk_fragment(((SubqueryScan *) plan)->subplan, w);
 			break;
 		case T_Gather:
+		case T_GatherMerge:
 			/* this member's workers (planner/local_gather.c): plain nodes only */
-			if (w->under_gather || ((Gather *) plan)->num_workers < 0 ||
-				((Gather *) plan)->num_workers > MAX_PARALLEL_WORKER_LIMIT)
+			if (w->under_gather || gather_workers(plan) < 0 ||
+				gather_workers(plan) > MAX_PARALLEL_WORKER_LIMIT)
 				ereport(ERROR,
 						(errcode(ERRCODE_PROTOCOL_VIOLATION),
 						 errmsg("plan fragment contains a Gather that fragments may not contain")));
@@ -185,7 +194,6 @@ walk_fragment(Plan *plan, FragmentWalk *w)
 			return;
 		case T_ModifyTable:
 		case T_LockRows:
-		case T_GatherMerge:
 			ereport(ERROR,
 					(errcode(ERRCODE_PROTOCOL_VIOLATION),
 					 errmsg("plan fragment contains a node that fragments may not contain")));
@@ -298,6 +306,9 @@ report_walker(PlanState *ps, void *context)
 	if (IsA(ps, GatherState))
 		appendStringInfo(rc->out, "W %d %d\n", ps->plan->plan_node_id,
 						 ((GatherState *) ps)->nworkers_launched);
+	else if (IsA(ps, GatherMergeState))
+		appendStringInfo(rc->out, "W %d %d\n", ps->plan->plan_node_id,
+						 ((GatherMergeState *) ps)->nworkers_launched);
 	if (rx_is_shuffle(ps->plan) || rx_is_receive(ps->plan))
 		report_exchange(ps, rc->port, rc->nmembers, rc->out);
 	return planstate_tree_walker(ps, report_walker, context);

@@ -73,7 +73,7 @@ needs_exchange(Plan *plan)
 {
 	ListCell   *lc;
 
-	if (IsA(plan, CustomScan) || IsA(plan, Gather))
+	if (IsA(plan, CustomScan) || IsA(plan, Gather) || IsA(plan, GatherMerge))
 		return true;
 	foreach(lc, rx_plan_children(plan))
 		if (needs_exchange(lfirst(lc)))

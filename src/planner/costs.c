@@ -50,11 +50,31 @@ is_hash_distributed_rel(PlannerInfo *root, RelOptInfo *rel)
  * to the coordinator (fallback.c), at the price PostgreSQL charges a
  * Gather per row.
  *
+ * The charge is per row.  For an index scan that the fallback runs on
+ * every member in the index's order (fallback.c: plain columns, merged on
+ * the coordinator) it is run cost, as PostgreSQL charges a Gather's rows:
+ * the rows stream, and a consumer that needs only the first few (a LIMIT
+ * over the index's order, min/max) stops the members after those.
+ * Charged at startup there too, it made min(k) over a table's index cost
+ * the whole table, so that it lost to a parallel aggregate of every row
+ * once the plan counted the members' workers.  Any other scan is gathered
+ * whole, or sorted on the members first: startup.
+ *
  * Parameterized scans are left alone here: as the inner side of a nested
  * loop in a fragment (co-located, an index lookup per outer row on each
  * member) nothing moves.  Only a nested loop in the serial part gathers
  * their table, once; rx_set_join_pathlist() charges that.
  */
+static bool
+streams_in_order(Path *path)
+{
+	IndexPath  *ip = (IndexPath *) path;
+
+	return IsA(path, IndexPath) && path->pathkeys != NIL &&
+		ip->indexinfo->indexprs == NIL && ip->indexorderbys == NIL &&
+		(path->pathtype == T_IndexScan || ip->indexclauses != NIL);
+}
+
 static void
 rx_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 					RangeTblEntry *rte)
@@ -72,7 +92,8 @@ rx_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 
 		if (path->param_info == NULL)
 		{
-			path->startup_cost += rel->rows * parallel_tuple_cost;
+			if (!streams_in_order(path))
+				path->startup_cost += rel->rows * parallel_tuple_cost;
 			path->total_cost += rel->rows * parallel_tuple_cost;
 		}
 	}

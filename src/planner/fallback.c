@@ -520,7 +520,9 @@ rx_fallback_scan(RxPlanContext *ctx, Scan *scan)
 	int			attno;
 	int			exchange_id;
 
-	if (IsA(scan, IndexOnlyScan))
+	bool		index_only = IsA(scan, IndexOnlyScan);
+
+	if (index_only)
 	{
 		scan = index_only_as_index_scan((IndexOnlyScan *) scan);
 		quals = list_copy(scan->plan.qual);
@@ -609,15 +611,20 @@ rx_fallback_scan(RxPlanContext *ctx, Scan *scan)
 		sample->tablesample = copyObject(((SampleScan *) scan)->tablesample);
 		frag = &sample->scan;
 	}
-	else if (order.nkeys > 0 && ((IndexScan *) scan)->indexqual != NIL &&
+	else if (order.nkeys > 0 &&
+			 (((IndexScan *) scan)->indexqual != NIL || !index_only) &&
 			 !rx_has_exec_param((Node *) ((IndexScan *) scan)->indexqualorig) &&
 			 rx_expr_shippable((Node *) ((IndexScan *) scan)->indexqualorig))
 	{
 		/*
-		 * An index scan whose conditions the members can evaluate: each
-		 * member scans its index, in the order the plan above wants, and
-		 * the first rows come at once (min/max's LIMIT 1 over the index,
-		 * a keyed lookup) instead of after a sort of the whole part.  Its
+		 * An index scan whose conditions (if any) the members can
+		 * evaluate: each member scans its index, in the order the plan
+		 * above wants, and the first rows come at once (min/max's LIMIT 1
+		 * over the index, ORDER BY k LIMIT n, a keyed lookup) instead of
+		 * after a sort of the whole part; PostgreSQL chose the index for
+		 * that order where reading it all costs more than a sort (not an
+		 * index-only scan of the whole index: that was chosen for its
+		 * reads, which the members' heap fetches would not be).  Its
 		 * conditions stay as filters too (pushed), which is only a recheck.
 		 */
 		IndexScan  *iscan = (IndexScan *) scan;

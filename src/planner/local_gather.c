@@ -438,6 +438,8 @@ cost_error_walk(RxPlanContext *ctx, Plan *plan, int processes, double *error,
 	check_stack_depth();
 	if (IsA(plan, Gather))
 		processes = ((Gather *) plan)->num_workers + 1;
+	else if (IsA(plan, GatherMerge))
+		processes = ((GatherMerge *) plan)->num_workers + 1;
 	id = plan->plan_node_id;
 	if (id >= 0 && id < ctx->npartial_cost && ctx->partial_cost[id] >= 0 &&
 		!bms_is_member(id, *seen))
@@ -466,18 +468,80 @@ rx_member_cost_error(RxPlanContext *ctx, PlannedStmt *stmt)
 	return error;
 }
 
+/*
+ * The member's Gather at the top of a fragment whose rows the coordinator
+ * merges in order (a Gather Merge's): made a Gather Merge on the same keys
+ * where its workers' rows come in that order (PostgreSQL planned the part
+ * below as ordered per participant, and no exchange came in between), so
+ * that the member need not sort them all again.  Anything else is
+ * returned as it is.
+ */
+Plan *
+rx_ordered_member_gather(Plan *top, GatherMerge *order)
+{
+	Gather	   *g = (Gather *) top;
+	GatherMerge *gm;
+
+	if (!IsA(top, Gather) || rx_order_crosses_exchange(top->lefttree))
+		return top;
+	gm = makeNode(GatherMerge);
+	gm->plan = g->plan;
+	NodeSetTag(gm, T_GatherMerge);
+	gm->num_workers = g->num_workers;
+	gm->rescan_param = -1;
+	gm->numCols = order->numCols;
+	gm->sortColIdx = palloc_array_copy(order->sortColIdx, order->numCols);
+	gm->sortOperators = palloc_array_copy(order->sortOperators, order->numCols);
+	gm->collations = palloc_array_copy(order->collations, order->numCols);
+	gm->nullsFirst = palloc_array_copy(order->nullsFirst, order->numCols);
+	return &gm->plan;
+}
+
 /* parallel_aware off everywhere but under a Gather */
 static void
 serial_outside_gathers(Plan *plan)
 {
 	ListCell   *lc;
 
-	if (plan == NULL || IsA(plan, Gather))
+	if (plan == NULL || IsA(plan, Gather) || IsA(plan, GatherMerge))
 		return;
 	check_stack_depth();
 	plan->parallel_aware = false;
 	foreach(lc, rx_plan_children(plan))
 		serial_outside_gathers(lfirst(lc));
+}
+
+/*
+ * The member's Gather (Merge) at the top of a fragment that need send
+ * only its first `needed` rows (a LIMIT on the coordinator, planner.c's
+ * push_limits()): the workers stop as soon as those came, so they are
+ * weighed against that part of the work, as PostgreSQL weighs a Gather
+ * under a Limit.  Where they would save less than they cost (an index
+ * scan's first rows in order, a top-N by the index), the part runs in the
+ * fragment's backend alone.  Anything else is returned as it is.
+ */
+Plan *
+rx_bounded_member_gather(RxPlanContext *ctx, Plan *top, double needed)
+{
+	Plan	   *partial = top->lefttree;
+	int			workers;
+	double		fraction;
+	Cost		bounded;
+
+	if (IsA(top, Gather))
+		workers = ((Gather *) top)->num_workers;
+	else if (IsA(top, GatherMerge))
+		workers = ((GatherMerge *) top)->num_workers;
+	else
+		return top;
+	fraction = Min(needed / Max(partial->plan_rows, 1), 1.0);
+	bounded = partial->startup_cost +
+		(partial->total_cost - partial->startup_cost) * fraction;
+	if (bounded * ctx->member_participants * workers / (workers + 1) >
+		parallel_setup_cost + parallel_tuple_cost * Min(needed, partial->plan_rows))
+		return top;
+	serial_outside_gathers(partial);
+	return partial;
 }
 
 /*

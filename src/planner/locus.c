@@ -950,6 +950,7 @@ rx_order_crosses_exchange(Plan *plan)
 	switch (nodeTag(plan))
 	{
 		case T_Sort:
+		case T_GatherMerge:
 			return false;
 		case T_MergeAppend:
 			foreach(lc, ((MergeAppend *) plan)->mergeplans)

@@ -171,11 +171,12 @@ max_node_id_walker(Plan *plan, int *max)
  * LIMIT n [OFFSET m] right above a gather RECEIVE: no member needs to send
  * more than n + m rows, and a Sort in its fragment can keep only those
  * (a bounded, top-N sort), as PostgreSQL tells the Sort below a Gather
- * Merge.  Not when the RECEIVE filters rows (the limit counts the rows
+ * Merge, and the members' workers right below it are weighed against that
+ * many rows.  Not when the RECEIVE filters rows (the limit counts the rows
  * that pass) or keeps them for rescans.
  */
 static void
-push_limits(Plan *plan)
+push_limits(RxPlanContext *ctx, Plan *plan)
 {
 	ListCell   *lc;
 
@@ -206,11 +207,17 @@ push_limits(Plan *plan)
 			 */
 			if (info.kind == RX_RECEIVE_GATHER &&
 				needed >= 0 && needed < PG_INT32_MAX)
-				rx_shuffle_set_bound((CustomScan *) child->lefttree, (int) needed);
+			{
+				Plan	   *shuffle = child->lefttree;
+
+				rx_shuffle_set_bound((CustomScan *) shuffle, (int) needed);
+				shuffle->lefttree = rx_bounded_member_gather(ctx, shuffle->lefttree,
+															 (double) needed);
+			}
 		}
 	}
 	foreach(lc, rx_plan_children(plan))
-		push_limits(lfirst(lc));
+		push_limits(ctx, lfirst(lc));
 }
 
 /* the Gather's targetlist over the RECEIVE's scan tuple */
@@ -266,10 +273,11 @@ rewrite_gather(RxPlanContext *ctx, Plan *gather)
 			GatherMerge *gm = (GatherMerge *) gather;
 
 			/*
-			 * Each member must send its rows in the merge's order: sort
-			 * them again where an exchange came between them and the
-			 * order PostgreSQL planned for
+			 * Each member must send its rows in the merge's order: its
+			 * workers' rows merged, or sorted again where an exchange came
+			 * between them and the order PostgreSQL planned for
 			 */
+			fragment->lefttree = rx_ordered_member_gather(fragment->lefttree, gm);
 			if (rx_order_crosses_exchange(fragment->lefttree))
 				fragment->lefttree = (Plan *)
 					rx_make_sort(ctx, fragment->lefttree, gm->numCols,
@@ -433,9 +441,6 @@ rx_takes_values(Plan *plan, List *paramExecTypes)
 	return false;
 }
 
-#define palloc_array_copy(a, n) \
-	memcpy(palloc(sizeof((a)[0]) * (n)), (a), sizeof((a)[0]) * (n))
-
 Sort *
 rx_make_sort(RxPlanContext *ctx, Plan *child, int nkeys, AttrNumber *cols,
 			 Oid *ops, Oid *collations, bool *nulls_first)
@@ -546,9 +551,9 @@ rx_distribute(PlannedStmt *stmt, int nmembers, int participants)
 	stmt->planTree = rewrite_serial(&ctx, rx_below_gathers(&ctx, stmt->planTree));
 	foreach(lc, stmt->subplans)
 		lfirst(lc) = rewrite_serial(&ctx, rx_below_gathers(&ctx, lfirst(lc)));
-	push_limits(stmt->planTree);
+	push_limits(&ctx, stmt->planTree);
 	foreach(lc, stmt->subplans)
-		push_limits(lfirst(lc));
+		push_limits(&ctx, lfirst(lc));
 	/* no Gather is left: nothing needs parallel mode */
 	stmt->parallelModeNeeded = false;
 	rx_prune_exchange_columns(stmt);

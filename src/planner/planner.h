@@ -46,6 +46,11 @@ extern int	rx_workers_per_member;
 extern int	rx_member_participants(void);
 extern void rx_rows_per_member(RxPlanContext *ctx, Plan *plan);
 extern double rx_member_cost_error(RxPlanContext *ctx, PlannedStmt *stmt);
+/* the member's Gather atop a fragment that sends its first rows only */
+extern Plan *rx_bounded_member_gather(RxPlanContext *ctx, Plan *top,
+									  double needed);
+/* the member's Gather atop an ordered gather's fragment, as a Gather Merge */
+extern Plan *rx_ordered_member_gather(Plan *top, GatherMerge *order);
 extern Plan *rx_local_gathers(RxPlanContext *ctx, Plan *fragment,
 							  bool with_workers);
 
@@ -96,6 +101,10 @@ extern bool rx_takes_values(Plan *plan, List *paramExecTypes);
 
 /* below_gather.c: work above gathers moved below them, bottom up */
 extern Plan *rx_below_gathers(RxPlanContext *ctx, Plan *plan);
+
+/* a palloc'd copy of the n elements of array a */
+#define palloc_array_copy(a, n) \
+	memcpy(palloc(sizeof((a)[0]) * (n)), (a), sizeof((a)[0]) * (n))
 
 /* a Sort over child passing all its columns through, keys copied */
 extern Sort *rx_make_sort(RxPlanContext *ctx, Plan *child, int nkeys,
