@@ -190,6 +190,8 @@ RESET max_parallel_workers_per_gather;
 :run SELECT rx_same('lookup of a whole row');
 \set q 'SELECT c_id, (SELECT o_id FROM ord WHERE o_id = c_id AND o_amount = (c_id % 1000) / 10.0) FROM cust'
 :run SELECT rx_same('lookup filtered on more than the key');
+\set q 'SELECT o_id, (SELECT o_amount FROM cust WHERE c_id = o_cust) AS v FROM ord'
+:run SELECT rx_same('lookup of an outer column: NULL where no row');
 -- ... and the plans show which were rewritten
 CREATE FUNCTION public.rx_plan_has(query text, pattern text) RETURNS boolean
 LANGUAGE plpgsql AS $$

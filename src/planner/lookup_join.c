@@ -328,8 +328,8 @@ lookup_join(LookupCtx *ctx, SubLink *sublink)
 	List	   *keys = NIL;
 	List	   *attnos = NIL;
 	List	   *colnames = NIL;
-	List	   *vars = NIL;
 	AttrNumber	marker;
+	Expr	   *bare;
 	Query	   *derived;
 	RangeTblEntry *rte;
 	RangeTblEntry *join_rte;
@@ -412,7 +412,6 @@ lookup_join(LookupCtx *ctx, SubLink *sublink)
 													  foreach_current_index(lc) + 1,
 													  name, false));
 		colnames = lappend(colnames, makeString(pstrdup(name)));
-		vars = lappend(vars, var);
 	}
 	derived->jointree->quals = (Node *) make_ands_explicit(filters);
 	derived->sortClause = NIL;
@@ -450,17 +449,23 @@ lookup_join(LookupCtx *ctx, SubLink *sublink)
 	join->rtindex = list_length(ctx->q->rtable);
 	ctx->joins = lappend(ctx->joins, join);
 
-	/* the value, NULL where no row joined */
+	/*
+	 * the value, NULL where no row joined: a column of the derived table is
+	 * that already; anything else (an expression, a column of the outer
+	 * row) is NULL where the marker is
+	 */
 	value = map_to_outer((Node *) value_tle->expr, &map);
-	if (!IsA(rx_strip_relabel((Expr *) value), Var))
+	bare = rx_strip_relabel((Expr *) value);
+	if (!IsA(bare, Var) || ((Var *) bare)->varno != map.rtindex ||
+		((Var *) bare)->varlevelsup != 0)
 	{
 		CaseExpr   *c = makeNode(CaseExpr);
 		CaseWhen   *w = makeNode(CaseWhen);
 		NullTest   *nt = makeNode(NullTest);
+		Var		   *first = (Var *) linitial_node(TargetEntry, derived->targetList)->expr;
 
-		nt->arg = (Expr *) makeVar(map.rtindex, 1, exprType(linitial(vars)),
-								   exprTypmod(linitial(vars)),
-								   exprCollation(linitial(vars)), 0);
+		nt->arg = (Expr *) makeVar(map.rtindex, 1, first->vartype,
+								   first->vartypmod, first->varcollid, 0);
 		nt->nulltesttype = IS_NULL;
 		nt->location = -1;
 		w->expr = (Expr *) nt;
