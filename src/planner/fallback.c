@@ -519,7 +519,6 @@ rx_fallback_scan(RxPlanContext *ctx, Scan *scan)
 	ListCell   *lc;
 	int			attno;
 	int			exchange_id;
-
 	bool		index_only = IsA(scan, IndexOnlyScan);
 
 	if (index_only)
