@@ -71,6 +71,7 @@
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 
+#include "exec/exchange.h"
 #include "planner/planner.h"
 
 int			rx_workers_per_member = -1;
@@ -421,14 +422,17 @@ rx_rows_per_member(RxPlanContext *ctx, Plan *plan)
  * one of member_participants processes per member, runs on a member with
  * a Gather's workers and leader where one is above it in the fragment,
  * else in the member's fragment backend alone (above a RECEIVE, in a part
- * that got no workers).  Each such node's own cost times (planned /
- * running processes - 1), summed: positive where the plan counted on
- * processes that do not run it, negative where workers take a part
- * planned for one process.
+ * that got no workers).  One that the placement could not put on the
+ * members (planner.c's serial fallback: above every SHUFFLE) runs once,
+ * on the coordinator, over every member's rows: planned for nmembers x
+ * member_participants processes.  Each such node's own cost times
+ * (planned / running processes - 1), summed: positive where the plan
+ * counted on processes that do not run it, negative where workers take a
+ * part planned for one process.
  */
 static void
-cost_error_walk(RxPlanContext *ctx, Plan *plan, int processes, double *error,
-				Bitmapset **seen)
+cost_error_walk(RxPlanContext *ctx, Plan *plan, int processes,
+				bool in_fragment, double *error, Bitmapset **seen)
 {
 	ListCell   *lc;
 	int			id;
@@ -436,6 +440,8 @@ cost_error_walk(RxPlanContext *ctx, Plan *plan, int processes, double *error,
 	if (plan == NULL)
 		return;
 	check_stack_depth();
+	if (rx_is_shuffle(plan))
+		in_fragment = true;
 	if (IsA(plan, Gather))
 		processes = ((Gather *) plan)->num_workers + 1;
 	else if (IsA(plan, GatherMerge))
@@ -444,12 +450,14 @@ cost_error_walk(RxPlanContext *ctx, Plan *plan, int processes, double *error,
 	if (id >= 0 && id < ctx->npartial_cost && ctx->partial_cost[id] >= 0 &&
 		!bms_is_member(id, *seen))
 	{
+		double		planned = ctx->member_participants *
+			(in_fragment ? 1 : Max(ctx->nmembers, 1));
+
 		*seen = bms_add_member(*seen, id);
-		*error += ctx->partial_cost[id] *
-			((double) ctx->member_participants / processes - 1);
+		*error += ctx->partial_cost[id] * (planned / processes - 1);
 	}
 	foreach(lc, rx_plan_children(plan))
-		cost_error_walk(ctx, lfirst(lc), processes, error, seen);
+		cost_error_walk(ctx, lfirst(lc), processes, in_fragment, error, seen);
 }
 
 double
@@ -461,9 +469,9 @@ rx_member_cost_error(RxPlanContext *ctx, PlannedStmt *stmt)
 
 	if (ctx->partial_cost == NULL)
 		return 0;
-	cost_error_walk(ctx, stmt->planTree, 1, &error, &seen);
+	cost_error_walk(ctx, stmt->planTree, 1, false, &error, &seen);
 	foreach(lc, stmt->subplans)
-		cost_error_walk(ctx, lfirst(lc), 1, &error, &seen);
+		cost_error_walk(ctx, lfirst(lc), 1, false, &error, &seen);
 	bms_free(seen);
 	return error;
 }
