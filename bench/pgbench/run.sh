@@ -42,7 +42,9 @@
 # The extension must be installed (or PGBIN must point to a tree that has
 # it, e.g. bench/pack.sh's, which bench/device.sh sets up).
 #
-# Environment: RX_PGB_PORT (P, default 56700): the plain server on P,
+# Environment: RX_PGB_PORT (P, default 26700, below Linux's ephemeral
+# ports, where a client socket in TIME_WAIT can keep a server from
+# binding after a busy test run): the plain server on P,
 # N-member clusters on P+10N.. (fabric ports P+10N+100..; no clash for N up
 # to 9); RX_PGB_DIR (default /tmp/rx_pgbench_bench, removed at exit);
 # RX_PGB_OUT (default bench/pgbench/results); RX_PGB_SIZES (default
@@ -63,7 +65,7 @@ rx_check_user
 scale=${1:-10}
 seconds=${2:-5}
 runs=${3:-1}
-base=${RX_PGB_PORT:-56700}
+base=${RX_PGB_PORT:-26700}
 dir=${RX_PGB_DIR:-/tmp/rx_pgbench_bench}
 out=${RX_PGB_OUT:-$here/results}
 sizes=${RX_PGB_SIZES:-1 2 3}

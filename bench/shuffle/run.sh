@@ -54,7 +54,7 @@
 # RX_SHUFFLE_OUT (directory of the results, default
 # bench/shuffle/results), RX_SHUFFLE_DIR (work directory, default
 # /tmp/rx_shuffle_bench; removed at exit), RX_SHUFFLE_PORT (P, default
-# 56700): the tcp cluster's members listen on P..P+2, the shm cluster's on
+# 26700, below Linux's ephemeral ports 32768-60999): the tcp cluster's members listen on P..P+2, the shm cluster's on
 # P+10..P+12 (fabric endpoints at +100), COPY's plain servers on 3 free
 # ports of P+20..P+29, fi_sendloop on 3 free ports of P+30..P+39, Open MPI
 # on P+40..P+90.
@@ -73,7 +73,7 @@ runs=${2:-5}
 [[ $rows =~ ^[1-9][0-9]*$ && $runs =~ ^[1-9][0-9]*$ ]] \
 	|| { echo "usage: bash bench/shuffle/run.sh [ROWS] [RUNS]" >&2; exit 2; }
 [ "$rows" -ge 1000 ] || { echo "run.sh: ROWS must be at least 1000" >&2; exit 2; }
-P=${RX_SHUFFLE_PORT:-56700}
+P=${RX_SHUFFLE_PORT:-26700}
 dir=${RX_SHUFFLE_DIR:-/tmp/rx_shuffle_bench}
 dir=${dir%/}
 out=${RX_SHUFFLE_OUT:-$here/results}

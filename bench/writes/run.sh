@@ -34,7 +34,7 @@
 # Runs as the current user or, when started as root, the servers run as
 # the test user (rdmax, test/common.sh).  The extension must be installed.
 #
-# Environment: RX_WRITES_PORT (P, default 56900): members on P..P+2 (fabric
+# Environment: RX_WRITES_PORT (P, default 26900): members on P..P+2 (fabric
 # P+100..), the plain server on P+10; RX_WRITES_DIR (default
 # /tmp/rx_writes_bench, removed at exit); RX_WRITES_OUT (default
 # bench/writes/results).
@@ -49,7 +49,7 @@ rx_check_user
 
 seconds=${1:-10}
 runs=${2:-3}
-port=${RX_WRITES_PORT:-56900}
+port=${RX_WRITES_PORT:-26900}
 dir=${RX_WRITES_DIR:-/tmp/rx_writes_bench}
 out=${RX_WRITES_OUT:-$here/results}
 db=bench
