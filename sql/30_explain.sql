@@ -176,6 +176,12 @@ RESET rdma_exchange.workers_per_member;
 -- parallel_setup_cost and parallel_tuple_cost, get none: these tables'
 -- queries stay serial until those are lowered.
 SET rdma_exchange.workers_per_member = 2;
+-- min/max and a top-N by an index stay index scans on the members with
+-- workers too (the plan counts the members' processes; charged at
+-- startup, the gather of an index's first rows cost a whole table and
+-- lost to a parallel aggregate or sort of every row)
+EXPLAIN (COSTS OFF) SELECT min(o_id), max(o_id) FROM ord;
+EXPLAIN (COSTS OFF) SELECT o_id FROM ord ORDER BY o_id DESC LIMIT 10;
 SET rdma_exchange.small_gather_rows = 0;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM ord;
 SET min_parallel_table_scan_size = 0;
