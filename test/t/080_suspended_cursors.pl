@@ -18,15 +18,17 @@ my $fragments = $rx->fragments_sql;
 
 $rx->safe_psql(0, q{
 	CREATE TABLE big (id int PRIMARY KEY, k int, pad text);
-	INSERT INTO big SELECT i, i % 1000, md5(i::text) FROM generate_series(1, 60000) i;
+	INSERT INTO big SELECT i, i % 1000, repeat(md5(i::text), 20) FROM generate_series(1, 60000) i;
 	SELECT rdma_exchange.create_distributed_table('big', 'id');
 	ANALYZE big;
 });
 
 # a cursor over every member's rows, left suspended after its first
-# batch; wide rows, so that the members cannot send all of them ahead
-# (about 13 MB a member) and their fragments stay
-my $declare = q{DECLARE c CURSOR FOR SELECT id, repeat(pad, 20) AS wide FROM big ORDER BY id;
+# batch; wide rows as stored (about 13 MB a member), so that the members
+# cannot send all of them ahead, whichever plan reads them (one that
+# widened them on the coordinator would send 40 bytes a row), and their
+# fragments stay
+my $declare = q{DECLARE c CURSOR FOR SELECT id, pad AS wide FROM big ORDER BY id;
 MOVE 5 c;
 FETCH 1 c;};
 my $first = qr/^6\|[0-9a-f]{640}$/m;
