@@ -29,6 +29,11 @@ CREATE TABLE l.ord AS SELECT * FROM d.ord;
 CREATE TABLE l.nation AS SELECT * FROM d.nation;
 CREATE TABLE l.empty_t AS SELECT * FROM d.empty_t;
 CREATE TABLE l.wide AS SELECT * FROM d.wide;
+-- the keys the distributed tables have: a correlated lookup on the plain
+-- server is then an index scan, not a scan of the table per outer row
+ALTER TABLE l.cust ADD PRIMARY KEY (c_id);
+ALTER TABLE l.ord ADD PRIMARY KEY (o_id);
+ALTER TABLE l.nation ADD PRIMARY KEY (n_id);
 
 SELECT rdma_exchange.create_distributed_table('d.cust', 'c_id');
 SELECT rdma_exchange.create_distributed_table('d.ord', 'o_id');
