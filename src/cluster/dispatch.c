@@ -31,7 +31,6 @@
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/guc.h"
-#include "utils/guc_tables.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
@@ -44,6 +43,7 @@
 #include "cluster/metadata.h"
 #include "cluster/remote.h"
 #include "cluster/remote_xact.h"
+#include "cluster/settings.h"
 #include "exec/exchange.h"
 #include "exec/exchange_state.h"
 #include "transport/transport.h"
@@ -63,194 +63,6 @@ struct RxDispatch
 	bool		done[RX_MAX_MEMBERS];
 	char	   *reports[RX_MAX_MEMBERS];
 };
-
-/*
- * Settings a fragment must see as the coordinator sees them, as parallel
- * workers see the leader's: those that change how values are parsed,
- * printed or compared on the members (README lists them and why the
- * others need not travel), and the resources its plan nodes may use.
- * Custom settings (prefix.name) travel too, see shipped_settings().
- */
-static const char *const shipped_gucs[] = {
-	/* text forms of values, in and out */
-	"DateStyle", "IntervalStyle", "TimeZone", "timezone_abbreviations",
-	"extra_float_digits", "bytea_output", "lc_monetary", "lc_numeric",
-	"lc_time", "standard_conforming_strings", "array_nulls", "xmlbinary",
-	"xmloption", "quote_all_identifiers",
-	/* name lookups at run time (to_regclass(), to_tsvector(text)) */
-	"search_path", "default_text_search_config",
-	/* results of index scans, waits */
-	"gin_fuzzy_search_limit", "lock_timeout",
-	/* resources */
-	"work_mem", "hash_mem_multiplier", "enable_hashagg", "jit",
-	"parallel_leader_participation", "rdma_exchange.buffer_depth"
-};
-
-/*
- * A shipped setting's text, and the value it was shown from.  Showing a
- * setting (GetConfigOptionByName()) looks it up by name and formats it
- * with its units, for every setting of every message: a few per cent of
- * the cost of a point lookup sent to another member.  Settings change
- * rarely, so the text is kept and shown again only when the variable's
- * value changed; a setting with a show hook (TimeZone) is shown every
- * time, since its text may depend on more than its variable.
- */
-typedef struct ShownSetting
-{
-	bool		valid;
-	struct config_generic *conf;	/* the setting shown (a placeholder is
-									 * replaced by its extension's) */
-	union
-	{
-		bool		b;
-		int			i;
-		double		r;
-	}			raw;
-	char	   *raw_string;		/* a string setting's value, malloc'd */
-	char	   *text;			/* as shown, malloc'd */
-} ShownSetting;
-
-/*
- * The setting's variable into v (a string's pointer, not a copy); false
- * for a setting shown by a hook, or a string not set: shown every time
- */
-static bool
-read_variable(struct config_generic *conf, ShownSetting *v)
-{
-	memset(&v->raw, 0, sizeof(v->raw));
-	v->raw_string = NULL;
-	switch (conf->vartype)
-	{
-		case PGC_BOOL:
-			v->raw.b = *((struct config_bool *) conf)->variable;
-			return ((struct config_bool *) conf)->show_hook == NULL;
-		case PGC_INT:
-			v->raw.i = *((struct config_int *) conf)->variable;
-			return ((struct config_int *) conf)->show_hook == NULL;
-		case PGC_REAL:
-			v->raw.r = *((struct config_real *) conf)->variable;
-			return ((struct config_real *) conf)->show_hook == NULL;
-		case PGC_ENUM:
-			v->raw.i = *((struct config_enum *) conf)->variable;
-			return ((struct config_enum *) conf)->show_hook == NULL;
-		case PGC_STRING:
-			v->raw_string = *((struct config_string *) conf)->variable;
-			return ((struct config_string *) conf)->show_hook == NULL &&
-				v->raw_string != NULL;
-	}
-	return false;
-}
-
-static void
-ship_setting(RxFragmentMsg *msg, struct config_generic *conf, ShownSetting *shown)
-{
-	ShownSetting now;
-	bool		cacheable = read_variable(conf, &now);
-
-	if (!cacheable || !shown->valid || shown->conf != conf ||
-		(conf->vartype == PGC_STRING
-		 ? strcmp(now.raw_string, shown->raw_string) != 0
-		 : memcmp(&now.raw, &shown->raw, sizeof(now.raw)) != 0))
-	{
-		char	   *text = GetConfigOptionByName(conf->name, NULL, false);
-
-		free(shown->text);
-		free(shown->raw_string);
-		shown->conf = conf;
-		shown->raw = now.raw;
-		shown->raw_string = now.raw_string ? strdup(now.raw_string) : NULL;
-		shown->text = strdup(text);
-		shown->valid = cacheable && shown->text != NULL &&
-			(now.raw_string == NULL || shown->raw_string != NULL);
-		if (!shown->valid)
-		{
-			msg->guc_names = lappend(msg->guc_names, makeString((char *) conf->name));
-			msg->guc_values = lappend(msg->guc_values, makeString(text));
-			return;
-		}
-	}
-	msg->guc_names = lappend(msg->guc_names, makeString((char *) conf->name));
-	msg->guc_values = lappend(msg->guc_values, makeString(shown->text));
-}
-
-/*
- * The list above, then every custom setting (an extension's or a
- * placeholder's, "prefix.name") given a value in this session, for the
- * database or role, or on the command line: applications keep tenant ids
- * and the like there, and row-level security policies read them with
- * current_setting().  Superuser-only ones go only with a superuser's
- * fragments (the member would refuse them otherwise), rdma_exchange's
- * own stay here.
- *
- * Their positions in PostgreSQL's array of settings are kept (custom
- * ones are few among several hundred), and found again when the array
- * changes length or place: a placeholder added or removed, an
- * extension's settings defined (one that replaces its placeholder takes
- * its place).  Going through every setting per message was a few per
- * cent of a point lookup's cost.
- */
-typedef struct ShippedSetting
-{
-	int			pos;			/* in PostgreSQL's array */
-	ShownSetting shown;
-} ShippedSetting;
-
-static void
-shipped_settings(RxFragmentMsg *msg)
-{
-	static ShippedSetting *shipped = NULL;	/* malloc'd: the list, custom */
-	static int	nshipped = 0;
-	static struct config_generic **shipped_of = NULL;	/* the array and */
-	static int	shipped_of_n = -1;	/* length they were found in */
-	struct config_generic **vars = get_guc_variables();
-	int			nvars = GetNumConfigOptions();
-	bool		super = superuser();
-
-	if (vars != shipped_of || nvars != shipped_of_n)
-	{
-		for (int i = 0; i < nshipped; i++)
-		{
-			free(shipped[i].shown.text);
-			free(shipped[i].shown.raw_string);
-		}
-		free(shipped);
-		nshipped = 0;
-		shipped_of_n = -1;
-		shipped = calloc(lengthof(shipped_gucs) + nvars, sizeof(ShippedSetting));
-		if (shipped == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("out of memory")));
-		for (int i = 0; i < lengthof(shipped_gucs); i++)
-		{
-			int			pos = -1;
-
-			for (int v = 0; v < nvars && pos < 0; v++)
-				if (pg_strcasecmp(vars[v]->name, shipped_gucs[i]) == 0)
-					pos = v;
-			if (pos < 0)
-				elog(ERROR, "setting \"%s\" not found", shipped_gucs[i]);
-			shipped[nshipped++].pos = pos;
-		}
-		for (int v = 0; v < nvars; v++)
-			if (strchr(vars[v]->name, GUC_QUALIFIER_SEPARATOR) != NULL &&
-				strncmp(vars[v]->name, "rdma_exchange.", strlen("rdma_exchange.")) != 0)
-				shipped[nshipped++].pos = v;
-		shipped_of = vars;
-		shipped_of_n = nvars;
-	}
-	for (int i = 0; i < nshipped; i++)
-	{
-		struct config_generic *conf = vars[shipped[i].pos];
-
-		if (i >= lengthof(shipped_gucs) &&
-			(conf->source < PGC_S_GLOBAL ||
-			 (conf->context != PGC_USERSET &&
-			  !(conf->context == PGC_SUSET && super))))
-			continue;
-		ship_setting(msg, conf, &shipped[i].shown);
-	}
-}
 
 /* ---------------------------------------------------------------------
  * Building the fragment message
@@ -576,7 +388,7 @@ message_body(RxFragmentMsg *msg, Plan *fragment, EState *estate,
 								   makeString(rx_qualified_relname(lfirst_oid(lc))));
 	}
 	extern_params(estate, msg);
-	shipped_settings(msg);
+	rx_ship_settings(msg);
 	msg->xact_start = GetCurrentTransactionStartTimestamp();
 	msg->stmt_start = GetCurrentStatementStartTimestamp();
 }

@@ -50,6 +50,7 @@
 #include "cluster/dispatch.h"
 #include "cluster/fragment_guard.h"
 #include "cluster/fragment_msg.h"
+#include "cluster/settings.h"
 #include "cluster/metadata.h"
 #include "exec/exchange.h"
 #include "exec/exchange_state.h"
@@ -515,21 +516,7 @@ fragment_open(const char *message, FragmentWalk *w, int *nest)
 	report_statement(msg, stmt);
 
 	*nest = NewGUCNestLevel();
-	forboth(a, msg->guc_names, b, msg->guc_values)
-	{
-		const char *current = GetConfigOptionByName(strVal(lfirst(a)), NULL, true);
-
-		/*
-		 * Only what differs: setting some is not cheap (timezone_abbreviations
-		 * reads its file, on the way in and on the way out)
-		 */
-		if (current != NULL && strcmp(current, strVal(lfirst(b))) == 0)
-			continue;
-		(void) set_config_option(strVal(lfirst(a)), strVal(lfirst(b)),
-								 superuser() ? PGC_SUSET : PGC_USERSET,
-								 PGC_S_SESSION, GUC_ACTION_SAVE,
-								 true, 0, false);
-	}
+	rx_take_settings(msg->guc_names, msg->guc_values);
 
 	/*
 	 * The fragment is part of the coordinator's statement: now(),

@@ -75,6 +75,10 @@ typedef struct XactStmt
 } XactStmt;
 
 static XactConn xconns[MAX_XACT_CONNS];
+static int	nxconns = 0;		/* slots ever used: those past it are free
+								 * (slots are taken from the start), so that
+								 * every transaction end need not go through
+								 * all of them */
 
 /* a member whose remote transaction was lost; commit must fail */
 static char doomed_member[NAMEDATALEN];
@@ -374,6 +378,7 @@ get_xconn(const RxMember *member, char **failure, bool change, List **prelude)
 		xc = freeslot;
 		memset(xc, 0, sizeof(XactConn));
 		xc->in_use = true;
+		nxconns = Max(nxconns, (int) (xc - xconns) + 1);
 		strlcpy(xc->name, member->name, sizeof(xc->name));
 		xc->userid = userid;
 		xc->conn = conn;
@@ -442,7 +447,7 @@ get_xconn(const RxMember *member, char **failure, bool change, List **prelude)
 static XactConn *
 xconn_of(PGconn *conn)
 {
-	for (int i = 0; i < MAX_XACT_CONNS; i++)
+	for (int i = 0; i < nxconns; i++)
 		if (xconns[i].in_use && xconns[i].conn == conn)
 			return &xconns[i];
 	return NULL;
@@ -469,7 +474,7 @@ rx_xact_fragment_connection(const RxMember *member)
 {
 	Oid			userid = GetUserId();
 
-	for (int i = 0; i < MAX_XACT_CONNS; i++)
+	for (int i = 0; i < nxconns; i++)
 	{
 		XactConn   *xc = &xconns[i];
 
@@ -647,7 +652,7 @@ rx_xact_copy_row(const RxMember *member, Oid relid, const char *table_name,
 	XactConn   *xc = NULL;
 	Oid			userid = GetUserId();
 
-	for (int i = 0; i < MAX_XACT_CONNS; i++)
+	for (int i = 0; i < nxconns; i++)
 		if (xconns[i].in_use && xconns[i].userid == userid &&
 			strcmp(xconns[i].name, member->name) == 0)
 		{
@@ -697,7 +702,7 @@ rx_xact_copy_row(const RxMember *member, Oid relid, const char *table_name,
 void
 rx_xact_copy_end(Oid relid)
 {
-	for (int i = 0; i < MAX_XACT_CONNS; i++)
+	for (int i = 0; i < nxconns; i++)
 	{
 		XactConn   *xc = &xconns[i];
 
@@ -756,11 +761,11 @@ pre_commit(void)
 				 errdetail("A subtransaction could not be rolled back there, so the changes of this transaction on that member are gone.")));
 
 	/* end every COPY first: a remote error must abort us before any COMMIT */
-	for (int i = 0; i < MAX_XACT_CONNS; i++)
+	for (int i = 0; i < nxconns; i++)
 		if (xconns[i].in_use && xconns[i].xact_depth > 0)
 			end_copy(&xconns[i]);
 
-	for (int i = 0; i < MAX_XACT_CONNS; i++)
+	for (int i = 0; i < nxconns; i++)
 		if (xconns[i].in_use && xconns[i].xact_depth > 0)
 			nremote++;
 	if (nremote == 0)
@@ -798,7 +803,7 @@ pre_commit(void)
 				rx_barrier_commit_local();
 				continue;
 			}
-			for (int i = 0; i < MAX_XACT_CONNS; i++)
+			for (int i = 0; i < nxconns; i++)
 			{
 				XactConn   *xc = &xconns[i];
 				char	   *gid;
@@ -819,7 +824,7 @@ pre_commit(void)
 		return;
 	}
 
-	for (int i = 0; i < MAX_XACT_CONNS; i++)
+	for (int i = 0; i < nxconns; i++)
 	{
 		XactConn   *xc = &xconns[i];
 
@@ -843,13 +848,13 @@ finish_prepared(bool commit)
 													   CLEANUP_TIMEOUT_MS);
 	bool		sent[MAX_XACT_CONNS];
 
-	for (int i = 0; i < MAX_XACT_CONNS; i++)
+	for (int i = 0; i < nxconns; i++)
 		if (commit && xconns[i].in_use && xconns[i].gid[0] != '\0')
 		{
 			rx_two_phase_fault(RX_FAULT_COMMIT_CRASH_AFTER_DECISION);
 			break;
 		}
-	for (int i = 0; i < MAX_XACT_CONNS; i++)
+	for (int i = 0; i < nxconns; i++)
 	{
 		XactConn   *xc = &xconns[i];
 
@@ -859,7 +864,7 @@ finish_prepared(bool commit)
 						 psprintf("%s PREPARED '%s'", commit ? "COMMIT" : "ROLLBACK", xc->gid),
 						 deadline);
 	}
-	for (int i = 0; i < MAX_XACT_CONNS; i++)
+	for (int i = 0; i < nxconns; i++)
 	{
 		XactConn   *xc = &xconns[i];
 		bool		ok = true;
@@ -890,7 +895,7 @@ remote_xact_callback(XactEvent event, void *arg)
 			pre_commit();
 			break;
 		case XACT_EVENT_PRE_PREPARE:
-			for (int i = 0; i < MAX_XACT_CONNS; i++)
+			for (int i = 0; i < nxconns; i++)
 				if (xconns[i].in_use && xconns[i].xact_depth > 0)
 					ereport(ERROR,
 							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -901,7 +906,7 @@ remote_xact_callback(XactEvent event, void *arg)
 			break;
 		case XACT_EVENT_ABORT:
 			finish_prepared(false);
-			for (int i = 0; i < MAX_XACT_CONNS; i++)
+			for (int i = 0; i < nxconns; i++)
 			{
 				XactConn   *xc = &xconns[i];
 
@@ -928,7 +933,7 @@ remote_xact_callback(XactEvent event, void *arg)
 
 	/* idle connections go back to the members' budget when others need it */
 	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT)
-		for (int i = 0; i < MAX_XACT_CONNS; i++)
+		for (int i = 0; i < nxconns; i++)
 		{
 			XactConn   *xc = &xconns[i];
 
@@ -948,7 +953,7 @@ remote_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	if (event != SUBXACT_EVENT_PRE_COMMIT_SUB && event != SUBXACT_EVENT_ABORT_SUB)
 		return;
 
-	for (int i = 0; i < MAX_XACT_CONNS; i++)
+	for (int i = 0; i < nxconns; i++)
 	{
 		XactConn   *xc = &xconns[i];
 		char		sql[96];

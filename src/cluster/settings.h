@@ -1,0 +1,16 @@
+/*-------------------------------------------------------------------------
+ *
+ * settings.h
+ *	  The settings a plan fragment runs with (settings.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef RX_SETTINGS_H
+#define RX_SETTINGS_H
+
+#include "cluster/fragment_msg.h"
+
+extern void rx_ship_settings(RxFragmentMsg *msg);
+extern void rx_take_settings(List *names, List *values);
+
+#endif
