@@ -195,12 +195,8 @@ is_correlation(Node *qual, Correlation *c)
 			   *outer;
 	TypeCacheEntry *tc;
 
-	if (!IsA(qual, OpExpr) || list_length(((OpExpr *) qual)->args) != 2)
-		return false;
-	op = (OpExpr *) qual;
-	l = (Node *) rx_strip_relabel((Expr *) linitial(op->args));
-	r = (Node *) rx_strip_relabel((Expr *) lsecond(op->args));
-	if (!IsA(l, Var) || !IsA(r, Var))
+	if ((op = rx_binary_op(qual, &l, &r)) == NULL ||
+		!IsA(l, Var) || !IsA(r, Var))
 		return false;
 	if (((Var *) l)->varlevelsup == 0 && ((Var *) r)->varlevelsup == 1)
 	{

@@ -91,6 +91,19 @@ rx_strip_relabel(Expr *e)
 	return e;
 }
 
+/* qual as a binary operator with its two sides, casts stripped; or NULL */
+OpExpr *
+rx_binary_op(Node *qual, Node **left, Node **right)
+{
+	OpExpr	   *op = (OpExpr *) qual;
+
+	if (qual == NULL || !IsA(qual, OpExpr) || list_length(op->args) != 2)
+		return NULL;
+	*left = (Node *) rx_strip_relabel((Expr *) linitial(op->args));
+	*right = (Node *) rx_strip_relabel((Expr *) lsecond(op->args));
+	return op;
+}
+
 /*
  * A HASHED locus of a child, seen through a node's targetlist: the output
  * column that is the child's column as it is.

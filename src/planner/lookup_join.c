@@ -157,11 +157,8 @@ key_equality(Node *qual, KeyEquality *key)
 	Var		   *var;
 	Node	   *value;
 
-	if (!IsA(qual, OpExpr) || list_length(((OpExpr *) qual)->args) != 2)
+	if ((op = rx_binary_op(qual, &l, &r)) == NULL)
 		return false;
-	op = (OpExpr *) qual;
-	l = (Node *) rx_strip_relabel((Expr *) linitial(op->args));
-	r = (Node *) rx_strip_relabel((Expr *) lsecond(op->args));
 	if (IsA(l, Var) && ((Var *) l)->varlevelsup == 0)
 	{
 		var = (Var *) l;

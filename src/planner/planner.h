@@ -139,6 +139,7 @@ extern Node *rx_index_vars_as_columns(Node *node, List *indextlist);
 /* locus.c: the subtree below a Gather as a fragment, or NULL */
 /* e without the binary-compatible casts (RelabelType) on top of it */
 extern Expr *rx_strip_relabel(Expr *e);
+extern OpExpr *rx_binary_op(Node *qual, Node **left, Node **right);
 extern Plan *rx_place_fragment(RxPlanContext *ctx, Plan *child,
 							   int exchange_id);
 
