@@ -304,8 +304,10 @@ if wanted verbs; then
 	section "verbs: the reliable designs on Soft-RoCE (test/rdma/verbs-tests.sh in a qemu guest)"
 	# 5G: the clusters' data directories live in the guest's memory (its
 	# tmpfs root), and the per-design databases and the clusters of
-	# verbs-tests.sh's parallel jobs add up
-	if RX_GUEST_TIMEOUT=${RX_GUEST_TIMEOUT:-2400} RX_GUEST_MEM=${RX_GUEST_MEM:-5G} \
+	# verbs-tests.sh's parallel jobs add up.  3600 s: the emulated guest
+	# ran 20 to 40 minutes on the 2-core machines so far (2400 s timed out
+	# a run whose differential suites were still passing, one at a time)
+	if RX_GUEST_TIMEOUT=${RX_GUEST_TIMEOUT:-3600} RX_GUEST_MEM=${RX_GUEST_MEM:-5G} \
 		bash "$here/rdma/guest.sh" run bash test/rdma/verbs-tests.sh; then
 		passed=$((passed + 1))
 	else

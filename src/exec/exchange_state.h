@@ -59,7 +59,8 @@ typedef struct RxReceiveState
 	RxHub	   *hub;
 	struct RxDispatch *dispatch;	/* gather: the shipped fragment */
 	TupleTableSlot *recv_slot;	/* rows from queues and the rescan store */
-	TupleTableSlot *local_slot; /* rows from this member's own SHUFFLE */
+	TupleTableSlot *local_stored;	/* rows from this member's own SHUFFLE: */
+	TupleTableSlot *local_virtual;	/* stored tuples, the others */
 	bool		child_done;		/* inside a fragment: local SHUFFLE exhausted */
 	bool		pulling;		/* ... and being pulled right now */
 	Tuplestorestate *local_rows;	/* its rows for this member, run early */

@@ -106,7 +106,7 @@ receive_begin(CustomScanState *node, EState *estate, int eflags)
 
 	/* rows come out of tuplestores as minimal tuples */
 	r->recv_slot = ExecInitExtraTupleSlot(estate, desc, &TTSOpsMinimalTuple);
-	r->local_slot = ExecInitExtraTupleSlot(estate, desc, &TTSOpsMinimalTuple);
+	r->local_virtual = ExecInitExtraTupleSlot(estate, desc, &TTSOpsVirtual);
 
 	r->lookup = rx_lookup_create(&r->info, cscan->custom_exprs, &node->ss.ps);
 	if (r->info.materialize && r->lookup == NULL)
@@ -181,13 +181,41 @@ receive_pull_shuffle(RxReceiveState *r)
  * changes when another RECEIVE's wait runs the SHUFFLE on (see
  * drive_other_shuffles()), while the row returned may still be in use
  * above (a hash join's first outer row).
+ *
+ * A row that stays on its member should cost next to nothing (all of
+ * them, on a cluster of one member), so a stored tuple (a scan's heap
+ * tuple, a sort's minimal tuple) is copied as it is, one memcpy, into a
+ * slot of the same kind and the same descriptor: the table's, whose
+ * dropped columns and defaults of columns added later say how to read it.
+ * Anything else is copied column by column.
  */
 static TupleTableSlot *
 receive_pull_local(RxReceiveState *r)
 {
 	TupleTableSlot *slot = receive_pull_shuffle(r);
+	const TupleTableSlotOps *ops;
 
-	return TupIsNull(slot) ? NULL : ExecCopySlot(r->local_slot, slot);
+	if (TupIsNull(slot))
+		return NULL;
+	if (TTS_IS_BUFFERTUPLE(slot) || TTS_IS_HEAPTUPLE(slot))
+		ops = &TTSOpsHeapTuple;
+	else if (TTS_IS_MINIMALTUPLE(slot))
+		ops = &TTSOpsMinimalTuple;
+	else
+		return ExecCopySlot(r->local_virtual, slot);
+	if (r->local_stored == NULL ||
+		r->local_stored->tts_ops != ops ||
+		r->local_stored->tts_tupleDescriptor != slot->tts_tupleDescriptor)
+	{
+		MemoryContext old = MemoryContextSwitchTo(r->css.ss.ps.state->es_query_cxt);
+
+		/* the SHUFFLE returns its child's slot: this happens once */
+		r->local_stored = ExecInitExtraTupleSlot(r->css.ss.ps.state,
+												 slot->tts_tupleDescriptor,
+												 ops);
+		MemoryContextSwitchTo(old);
+	}
+	return ExecCopySlot(r->local_stored, slot);
 }
 
 static TupleTableSlot *receive_next_unordered(RxReceiveState *r);

@@ -144,6 +144,8 @@ shuffle_member_for(RxShuffleState *s, TupleTableSlot *slot, int nmembers)
 	ExprContext *econtext = s->css.ss.ps.ps_ExprContext;
 	uint32		hash = 0;
 
+	if (nmembers == 1)
+		return 0;				/* the one member owns every hash */
 	ResetExprContext(econtext);
 	econtext->ecxt_outertuple = slot;
 	for (int i = 0; i < s->nkeys; i++)
