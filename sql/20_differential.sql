@@ -336,6 +336,12 @@ CREATE TABLE l.ji AS SELECT * FROM d.ji;
 CREATE TABLE l.jo_all AS SELECT * FROM d.jo_all;
 CREATE TABLE l.jo_some AS SELECT * FROM d.jo_some;
 CREATE TABLE l.jo_none AS SELECT * FROM d.jo_none;
+-- the plain side's nested loops read the inner side by index, not 3000 x
+-- 3000 rows (a LEFT JOIN 405 ms without, 9 ms with; more when emulated)
+CREATE INDEX ON l.ji (k);
+CREATE INDEX ON l.jo_all (k);
+CREATE INDEX ON l.jo_some (k);
+CREATE INDEX ON l.jo_none (k);
 -- every join method and type over each outer side; the cases that differ
 CREATE FUNCTION public.rx_join_matrix() RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE
