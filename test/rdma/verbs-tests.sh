@@ -10,46 +10,48 @@
 #     Read, RDMA Write with immediate data; SE and ME) must answer a
 #     shuffling join as plain rows do.
 #  2. The differential suite (sql/20_differential.sql) on such a cluster,
-#     through run-tests.sh: design auto (sesq_sr for unordered exchanges
-#     on verbs, semq_sr for ordered ones), then one design of each other
-#     verbs operation (memq_sr: RC sends from several endpoints, semq_rd:
-#     RDMA Read, memq_wr: RDMA Write), two at a time (RX_TEST_PARALLEL).
-#     All eight ran here until the emulated guest took 20 to 50 minutes
-#     for them alone on the 2-core machines; the others still answer 1
-#     and 3 here, and the whole suite per design on the host.
+#     through run-tests.sh, with design auto (sesq_sr for unordered
+#     exchanges on verbs, semq_sr for ordered ones).  The other designs
+#     ran it here too until the emulated guest took 20 to 50 minutes for
+#     them alone on the 2-core machines; they answer 1 and 3 here, and the
+#     whole suite per design on the host.
 #  3. TAP tests through run-tests.sh on such clusters (RxCluster.pm takes
 #     RX_FABRIC_HOST and RX_CLUSTER_CONF), in RX_VERBS_JOBS parallel jobs,
 #     each with clusters of its own (ports from 40000, below the range
-#     PostgreSQL's test modules pick from), with every design:
-#     010_failures (statement_timeout, cancel, a coordinator that dies, a
-#     member killed mid-query, with design auto, which takes sesq_sr on
-#     verbs for unordered exchanges; then the cancel and the kill once
-#     more with each of the seven other designs on the same cluster,
-#     RX_FAILURE_DESIGNS), 020_faults with both datagram designs (drop,
+#     PostgreSQL's test modules pick from), with design auto and one
+#     design of each other verbs operation (RX_VERBS_OP_DESIGNS: memq_sr,
+#     RC sends from several endpoints; semq_rd, RDMA Read; memq_wr, RDMA
+#     Write): 010_failures (statement_timeout, cancel, a coordinator that
+#     dies, a member killed mid-query, with design auto; then the cancel
+#     and the kill once more with each of those designs on the same
+#     cluster, RX_FAILURE_DESIGNS), 020_faults with sesq_sr (drop,
 #     duplicate and reorder injected into the UD datagrams), 050_tpch
-#     (TPC-H at SF 0.01 against a plain server with every design,
-#     RX_TPCH_DESIGNS, in two runs of half the designs each on a load of
-#     its own: layout a with the primary keys, RX_TPCH_SETS, to keep the
-#     emulated run short); after the jobs, alone, 030_bad_input (a wrong
-#     RDMA key in the messages of semq_rd and semq_wr: checked against the
-#     member's published registration, the operation is not issued, the
-#     query fails at once, no connection breaks, and the next query is
-#     right; forged data messages, a wrong
+#     (TPC-H at SF 0.01 against a plain server with each of those
+#     designs, RX_TPCH_DESIGNS, on layout a with the primary keys,
+#     RX_TPCH_SETS, to keep the emulated run short); after the jobs,
+#     alone, 030_bad_input (a wrong RDMA key in the messages of semq_rd
+#     and semq_wr: checked against the member's published registration,
+#     the operation is not issued, the query fails at once, no connection
+#     breaks, and the next query is right; forged data messages, a wrong
 #     token or an unknown query, sent as UD datagrams by member 0's
 #     transport; its cases without the transport, another cluster key or
 #     version, run on the host only: RX_BAD_INPUT_TRANSPORT_ONLY).
 #
 # Exits non-zero when anything fails.
 #
-#   RX_VERBS_DESIGNS  the designs of 1 and of 3 (default: all eight)
-#   RX_VERBS_DIFF_DESIGNS  the designs of 2 besides auto (default:
-#                     memq_sr semq_rd memq_wr; all eight: add mesq_sr
-#                     semq_sr memq_rd semq_wr)
+#   RX_VERBS_DESIGNS  the designs of 1 (default: all eight)
+#   RX_VERBS_DIFF_DESIGNS  the designs of 2 besides auto (default: none;
+#                     they run two at a time)
+#   RX_VERBS_OP_DESIGNS  the designs of 010_failures and 050_tpch in 3
+#                     (default: memq_sr semq_rd memq_wr; all eight are
+#                     about 40 minutes more here)
+#   RX_VERBS_FAULT_DESIGNS  the datagram designs of 020_faults (default
+#                     sesq_sr; mesq_sr too: add it)
 #   RX_VERBS_TAP      the TAP tests of 3 (default: 010_failures 020_faults
 #                     030_bad_input 050_tpch; empty: none)
-#   RX_VERBS_JOBS     the parallel jobs of 3 (default 3); 0: the TAP tests
-#                     one after the other with design auto only (020_faults:
-#                     sesq_sr), for a quicker run
+#   RX_VERBS_JOBS     the parallel jobs of 3 (default 2: the guest has two
+#                     CPUs); 0: the TAP tests one after the other with
+#                     design auto only, for a quicker run
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -57,8 +59,10 @@ repo=$(cd "$here/../.." && pwd)
 designs=${RX_VERBS_DESIGNS:-sesq_sr mesq_sr semq_sr memq_sr semq_rd memq_rd semq_wr memq_wr}
 # run-tests.sh runs the differential suite with design auto first, which
 # on verbs is sesq_sr for unordered exchanges (and semq_sr for ordered
-# ones); then one design per other verbs operation
-diff_designs=${RX_VERBS_DIFF_DESIGNS:-memq_sr semq_rd memq_wr}
+# ones), then these
+diff_designs=${RX_VERBS_DIFF_DESIGNS:-}
+read -r -a op_designs <<< "${RX_VERBS_OP_DESIGNS-memq_sr semq_rd memq_wr}"
+read -r -a fault_designs <<< "${RX_VERBS_FAULT_DESIGNS:-sesq_sr}"
 read -r -a taps <<< "${RX_VERBS_TAP-010_failures 020_faults 030_bad_input 050_tpch}"
 rc=0
 
@@ -89,36 +93,27 @@ RX_TEST_PARALLEL=2 RX_TEST_DESIGNS="$diff_designs" \
 # The TAP runs (TEST or TEST:DESIGN, and for 050_tpch its designs), each
 # with a guess at its cost in seconds here alone; longest first, each goes
 # to the job with the least work so far.  010_failures runs once, with
-# every design besides auto for its cancel and kill (RX_FAILURE_DESIGNS);
-# 050_tpch as two halves of the designs, each on a load of its own.
-# 030_bad_input runs alone after the jobs: its reopened RC connections
-# once took longer than a query waits when the jobs saturated the guest's
-# CPUs.  RX_VERBS_JOBS=0: one after the other, design auto only.
-jobs=${RX_VERBS_JOBS:-3}
+# the operations' designs for its cancel and kill (RX_FAILURE_DESIGNS),
+# 050_tpch once with all of them.  030_bad_input runs alone after the
+# jobs: its reopened RC connections once took longer than a query waits
+# when the jobs saturated the guest's CPUs.  RX_VERBS_JOBS=0: one after
+# the other, design auto only.
+jobs=${RX_VERBS_JOBS:-2}
 [[ $jobs =~ ^[0-9]$ ]] || { echo "verbs-tests: RX_VERBS_JOBS must be 0 to 9" >&2; exit 1; }
 runs=()
 later=()
-read -r -a all <<< "$designs"
-half=$(((${#all[@]} + 1) / 2))
-failure_designs=""
+failure_designs="${op_designs[*]}"
 for t in "${taps[@]}"; do
 	case $jobs:$t in
 		0:*) later+=("$t") ;;
 		*:030_bad_input) later+=("$t") ;;
 		*:050_tpch)
-			first=$(IFS=,; echo "${all[*]:0:half}")
-			second=$(IFS=,; echo "${all[*]:half}")
-			runs+=("$((80 + 80 * half)) 050_tpch $first")
-			[ -z "$second" ] || runs+=("$((80 + 80 * (${#all[@]} - half))) 050_tpch $second") ;;
+			runs+=("$((80 + 80 * ${#op_designs[@]})) 050_tpch $(IFS=,; echo "${op_designs[*]}")") ;;
 		*:010_failures)
-			for d in "${all[@]}"; do
-				[ "$d" = sesq_sr ] || failure_designs+="$d "
-			done
-			runs+=("$((150 + 45 * $(wc -w <<< "$failure_designs"))) 010_failures") ;;
+			runs+=("$((150 + 45 * ${#op_designs[@]})) 010_failures") ;;
 		*:020_faults)
-			runs+=("145 020_faults")
-			for d in "${all[@]}"; do
-				[ "$d" = mesq_sr ] && runs+=("145 020_faults:$d")
+			for d in "${fault_designs[@]}"; do
+				runs+=("145 020_faults:$d")
 			done ;;
 		*) runs+=("160 $t") ;;
 	esac
@@ -129,11 +124,8 @@ while read -r cost run tpch; do
 	[ -n "$run" ] || continue
 	best=-1
 	for ((j = 0; j < jobs; j++)); do
-		# one 050_tpch to a job: its designs are the job's
-		[ -n "$tpch" ] && [ -n "${job_tpch[j]}" ] && continue
 		[ $best -lt 0 ] || [ "${job_cost[j]}" -lt "${job_cost[best]}" ] && best=$j
 	done
-	[ $best -ge 0 ] || { echo "verbs-tests: more halves of 050_tpch than jobs" >&2; exit 1; }
 	job_cost[best]=$((job_cost[best] + cost))
 	job_runs[best]+="$run "
 	[ -z "$tpch" ] || job_tpch[best]=${tpch//,/ }
