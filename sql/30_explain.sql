@@ -189,6 +189,32 @@ SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM ord;
 SELECT count(*), sum(o_amount) FROM ord;
+-- EXPLAIN ANALYZE VERBOSE shows each member's part per process on the
+-- SHUFFLE above its Gather: the member's backend (the Gather's leader)
+-- and each worker (listed also when the backend took every row before
+-- they started).  How the rows split is the workers' race; what they add
+-- up to is the member's part, and the members' parts the table.
+CREATE FUNCTION ex.member_processes(q text)
+RETURNS TABLE (members int, leaders int, workers_listed boolean, all_rows numeric)
+LANGUAGE plpgsql AS $$
+DECLARE
+  line text;
+  m text[];
+BEGIN
+  members := 0; leaders := 0; workers_listed := false; all_rows := 0;
+  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    CONTINUE WHEN line !~ 'Processes: member \d+ ';
+    members := members + 1;
+    FOR m IN SELECT regexp_matches(line, '(leader|worker \d+) rows=(\d+)', 'g') LOOP
+      leaders := leaders + (m[1] = 'leader')::int;
+      workers_listed := workers_listed OR m[1] <> 'leader';
+      all_rows := all_rows + m[2]::numeric;
+    END LOOP;
+  END LOOP;
+  RETURN NEXT;
+END $$;
+SELECT * FROM ex.member_processes('SELECT o_id FROM ord WHERE o_amount >= 0');
+SELECT count(*) FROM ord WHERE o_amount >= 0;
 -- a join with a reference table below the partial aggregate, its groups
 -- shuffled to their owners
 EXPLAIN (COSTS OFF)

@@ -659,6 +659,45 @@ collect_plan_states(PlanState *ps, void *context)
 	return planstate_tree_walker(ps, collect_plan_states, context);
 }
 
+/*
+ * A "P" line (fragment.c's report_processes()): what one of the member's
+ * processes gave its Gather below the SHUFFLE, added up over the
+ * fragment's runs
+ */
+static void
+merge_process(RxExchangeNodeStats *st, int member, const char *line,
+			  MemoryContext cxt)
+{
+	int			process;
+	double		rows,
+				ms;
+	ListCell   *lc;
+	RxProcessStats *p;
+	MemoryContext old;
+
+	if (sscanf(line, "P %*d %d %lf %lf", &process, &rows, &ms) != 3 ||
+		process < 0)
+		return;
+	foreach(lc, st->processes)
+	{
+		p = lfirst(lc);
+		if (p->member == member && p->process == process)
+		{
+			p->rows += rows;
+			p->ms += ms;
+			return;
+		}
+	}
+	old = MemoryContextSwitchTo(cxt);
+	p = palloc(sizeof(RxProcessStats));
+	p->member = member;
+	p->process = process;
+	p->rows = rows;
+	p->ms = ms;
+	st->processes = lappend(st->processes, p);
+	MemoryContextSwitchTo(old);
+}
+
 /* the lines of one member's report into the coordinator's plan states */
 static void
 merge_report(const RxMember *members, int nmembers, int member,
@@ -728,6 +767,9 @@ merge_report(const RxMember *members, int nmembers, int member,
 					else
 						((GatherMergeState *) ps)->nworkers_launched += launched;
 				}
+				else if (kind == 'P' && rx_is_shuffle(ps->plan))
+					merge_process(&((RxShuffleState *) ps)->stats, member, line,
+								  ps->state->es_query_cxt);
 				else if (kind == 'X' &&
 						 (rx_is_shuffle(ps->plan) || rx_is_receive(ps->plan)))
 				{

@@ -294,7 +294,49 @@ typedef struct ReportContext
 	StringInfo	out;
 	RxPort	   *port;
 	int			nmembers;
+	PlanState  *shuffle;		/* the SHUFFLE above, NULL: none */
+	bool		gather_seen;	/* its member Gather reported */
 } ReportContext;
+
+/*
+ * How the member's Gather (or Gather Merge) below a SHUFFLE split its
+ * part among the member's processes: the rows and time of the node under
+ * it in this backend and in each worker, for EXPLAIN ANALYZE VERBOSE on
+ * the SHUFFLE (PostgreSQL's own "Worker n" lines count the members
+ * there).  "P shuffle process rows ms", process 0 this backend, n the
+ * worker n - 1; the node's own instrumentation holds the workers'
+ * together with this backend's.  (Under a rescan PostgreSQL keeps the
+ * workers' figures of the last run only: this backend's then count the
+ * earlier runs' workers too.)
+ */
+static void
+report_processes(PlanState *gather, PlanState *shuffle, StringInfo out)
+{
+	PlanState  *child = outerPlanState(gather);
+	WorkerInstrumentation *wi;
+	Instrumentation own;
+
+	if (child == NULL || child->instrument == NULL)
+		return;
+	InstrEndLoop(child->instrument);
+	wi = child->worker_instrument;
+	own = *child->instrument;
+	for (int w = 0; wi != NULL && w < wi->num_workers; w++)
+	{
+		own.ntuples -= wi->instrument[w].ntuples;
+		own.total -= wi->instrument[w].total;
+		own.nloops -= wi->instrument[w].nloops;
+	}
+	/* a process that never ran the node (a worker not launched) is left out */
+	if (own.nloops > 0)
+		appendStringInfo(out, "P %d 0 %.0f %.3f\n", shuffle->plan->plan_node_id,
+						 own.ntuples, Max(1000.0 * own.total, 0.0));
+	for (int w = 0; wi != NULL && w < wi->num_workers; w++)
+		if (wi->instrument[w].nloops > 0)
+			appendStringInfo(out, "P %d %d %.0f %.3f\n", shuffle->plan->plan_node_id,
+							 w + 1, wi->instrument[w].ntuples,
+							 1000.0 * wi->instrument[w].total);
+}
 
 static bool
 report_walker(PlanState *ps, void *context)
@@ -310,8 +352,22 @@ report_walker(PlanState *ps, void *context)
 	else if (IsA(ps, GatherMergeState))
 		appendStringInfo(rc->out, "W %d %d\n", ps->plan->plan_node_id,
 						 ((GatherMergeState *) ps)->nworkers_launched);
+	if ((IsA(ps, GatherState) || IsA(ps, GatherMergeState)) &&
+		rc->shuffle != NULL && !rc->gather_seen)
+	{
+		report_processes(ps, rc->shuffle, rc->out);
+		rc->gather_seen = true;
+	}
 	if (rx_is_shuffle(ps->plan) || rx_is_receive(ps->plan))
 		report_exchange(ps, rc->port, rc->nmembers, rc->out);
+	if (rx_is_shuffle(ps->plan))
+	{
+		ReportContext below = *rc;
+
+		below.shuffle = ps;
+		below.gather_seen = false;
+		return planstate_tree_walker(ps, report_walker, &below);
+	}
 	return planstate_tree_walker(ps, report_walker, context);
 }
 
@@ -656,7 +712,7 @@ rx_run_fragment(const char *message)
 		PopActiveSnapshot();
 		if (msg->instrument_options)
 		{
-			ReportContext rc = {&report, port, nmembers};
+			ReportContext rc = {&report, port, nmembers, NULL, false};
 
 			(void) report_walker(qd->planstate, &rc);
 		}
@@ -880,7 +936,7 @@ rx_execute_direct(PG_FUNCTION_ARGS)
 	if (msg->instrument_options && dest.natts >= 0)
 	{
 		StringInfoData report;
-		ReportContext rc = {&report, NULL, msg->nmembers};
+		ReportContext rc = {&report, NULL, msg->nmembers, NULL, false};
 		int			last = dest.first + dest.natts;
 
 		initStringInfo(&report);

@@ -311,6 +311,76 @@ rx_explain_member_stats(RxExchangeNodeStats *stats, bool send, bool recv,
 	ExplainCloseGroup("Member Counters", "Member Counters", false, es);
 }
 
+/*
+ * EXPLAIN ANALYZE VERBOSE on a SHUFFLE over a member's Gather: what the
+ * member's own backend (the Gather's "leader") and each of its parallel
+ * workers gave that Gather, per member.  PostgreSQL's "Worker n" lines on
+ * the nodes below count the members, each with its processes together.
+ */
+void
+rx_explain_member_processes(RxExchangeNodeStats *stats, ExplainState *es)
+{
+	int			nmembers = 0,
+				nprocesses = 0;
+	ListCell   *lc;
+
+	if (stats->processes == NIL)
+		return;
+	foreach(lc, stats->processes)
+	{
+		RxProcessStats *p = lfirst(lc);
+
+		nmembers = Max(nmembers, p->member + 1);
+		nprocesses = Max(nprocesses, p->process + 1);
+	}
+	ExplainOpenGroup("Member Processes", "Member Processes", false, es);
+	for (int m = 0; m < nmembers; m++)
+	{
+		StringInfoData line;
+
+		initStringInfo(&line);
+		appendStringInfo(&line, "member %d (%s):", m,
+						 stats->valid ? stats->member_names[m] : "?");
+		for (int n = 0; n < nprocesses; n++)
+		{
+			RxProcessStats *p = NULL;
+
+			foreach(lc, stats->processes)
+			{
+				p = lfirst(lc);
+				if (p->member == m && p->process == n)
+					break;
+				p = NULL;
+			}
+			if (p == NULL)
+				continue;
+			if (es->format == EXPLAIN_FORMAT_TEXT)
+			{
+				if (n == 0)
+					appendStringInfoString(&line, " leader");
+				else
+					appendStringInfo(&line, ", worker %d", n - 1);
+				appendStringInfo(&line, " rows=%.0f", p->rows);
+				if (es->timing)
+					appendStringInfo(&line, " time=%.3f ms", p->ms);
+				continue;
+			}
+			ExplainOpenGroup("Process", NULL, true, es);
+			ExplainPropertyInteger("Member Index", NULL, m, es);
+			ExplainPropertyText("Process", n == 0 ? "leader" :
+								psprintf("worker %d", n - 1), es);
+			ExplainPropertyFloat("Rows", NULL, p->rows, 0, es);
+			if (es->timing)
+				ExplainPropertyFloat("Time", "ms", p->ms, 3, es);
+			ExplainCloseGroup("Process", NULL, true, es);
+		}
+		if (es->format == EXPLAIN_FORMAT_TEXT)
+			ExplainPropertyText("Processes", line.data, es);
+		pfree(line.data);
+	}
+	ExplainCloseGroup("Member Processes", "Member Processes", false, es);
+}
+
 void
 rx_exec_init(void)
 {

@@ -28,12 +28,26 @@ typedef struct RxMemberStats
 	uint64		peak_buffers;	/* most buffers its streams held at once */
 } RxMemberStats;
 
+/*
+ * What one process of a member (its backend, or one of its parallel
+ * workers) gave the member's Gather below a SHUFFLE: EXPLAIN ANALYZE
+ * VERBOSE shows a member's part per worker with these
+ */
+typedef struct RxProcessStats
+{
+	int			member;
+	int			process;		/* 0: the member's backend, n: worker n - 1 */
+	double		rows;
+	double		ms;
+} RxProcessStats;
+
 typedef struct RxExchangeNodeStats
 {
 	bool		valid;
 	int			nmembers;
 	char		member_names[RX_MAX_MEMBERS][NAMEDATALEN];
 	RxMemberStats member[RX_MAX_MEMBERS];
+	List	   *processes;		/* RxProcessStats *, SHUFFLE only */
 } RxExchangeNodeStats;
 
 typedef struct RxShuffleState
@@ -131,6 +145,8 @@ extern void rx_receive_keyed_batch_select(RxReceiveState *r, int n);
 extern void rx_receive_keyed_init(void);
 
 /* EXPLAIN ANALYZE lines for one exchange node */
+extern void rx_explain_member_processes(RxExchangeNodeStats *stats,
+										ExplainState *es);
 extern void rx_explain_member_stats(RxExchangeNodeStats *stats, bool send,
 									bool recv, ExplainState *es);
 

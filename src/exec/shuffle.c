@@ -333,6 +333,8 @@ shuffle_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Rows Needed", NULL, s->info.tuples_needed, es);
 	if (es->analyze)
 		rx_explain_member_stats(&s->stats, true, false, es);
+	if (es->analyze && es->verbose)
+		rx_explain_member_processes(&s->stats, es);
 }
 
 void
