@@ -337,6 +337,7 @@ rx_explain_member_processes(RxExchangeNodeStats *stats, ExplainState *es)
 	for (int m = 0; m < nmembers; m++)
 	{
 		StringInfoData line;
+		bool		any = false;
 
 		initStringInfo(&line);
 		appendStringInfo(&line, "member %d (%s):", m,
@@ -354,6 +355,7 @@ rx_explain_member_processes(RxExchangeNodeStats *stats, ExplainState *es)
 			}
 			if (p == NULL)
 				continue;
+			any = true;
 			if (es->format == EXPLAIN_FORMAT_TEXT)
 			{
 				if (n == 0)
@@ -374,7 +376,7 @@ rx_explain_member_processes(RxExchangeNodeStats *stats, ExplainState *es)
 				ExplainPropertyFloat("Time", "ms", p->ms, 3, es);
 			ExplainCloseGroup("Process", NULL, true, es);
 		}
-		if (es->format == EXPLAIN_FORMAT_TEXT)
+		if (es->format == EXPLAIN_FORMAT_TEXT && any)
 			ExplainPropertyText("Processes", line.data, es);
 		pfree(line.data);
 	}
