@@ -44,6 +44,8 @@
 #                 memq_rd memq_wr"; empty: none)
 #   RX_TEST_WORKERS_RUN  the differential run with parallel workers per
 #                 member (default "workers"; empty: none)
+#   RX_TEST_ONE_MEMBER_RUN  the differential run on a cluster of one
+#                 member with 2 workers (default "one_member"; empty: none)
 #   RX_TEST_PARALLEL  how many of those differential runs go at once, each
 #                 in its own database of the one cluster (default 1;
 #                 test/rdma/verbs-tests.sh runs 2: under emulation their
@@ -129,9 +131,11 @@ failed_names=()
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
-	if [ -d "$cluster" ]; then
-		bash "$here/cluster.sh" destroy "$cluster" >/dev/null 2>&1 || true
-	fi
+	local c
+	for c in "$cluster" "$work/cluster1"; do
+		[ -d "$c" ] || continue
+		bash "$here/cluster.sh" destroy "$c" >/dev/null 2>&1 || true
+	done
 	# servers a TAP test left behind (a test killed before its END block)
 	local d
 	while IFS= read -r d; do
@@ -241,6 +245,36 @@ if [ ${#regress_tests[@]} -gt 0 ]; then
 		done
 		batch=()
 	done
+	# once more on a cluster of one member, with its workers: there the
+	# member's part of every query is one parallel plan, no exchange below
+	# the one to the coordinator (planner/locus.c)
+	if wanted 20_differential && [ $regress_ok = 1 ] && [ -n "${RX_TEST_ONE_MEMBER_RUN-one_member}" ]; then
+		d=one_member
+		name="20_differential[$d]"
+		mkdir -p "$work/regress/$d"
+		[ "$(id -u)" -eq 0 ] && chown "$RX_TEST_USER:" "$work/regress/$d"
+		base1=$(rx_free_base 1 $((base + 10)))
+		if bash "$here/cluster.sh" start "$work/cluster1" 1 "$base1" regression >/dev/null; then
+			rx_as_user_in "$work/regress/$d" env RX_NMEMBERS=1 RX_CLUSTER_DIR="$work/cluster1" \
+				RX_MEMBER0_PORT="$base1" PGHOST="$work/cluster1" PGPORT="$base1" \
+				PGOPTIONS="-c rdma_exchange.workers_per_member=2 -c min_parallel_table_scan_size=0 -c parallel_setup_cost=0 -c parallel_tuple_cost=0" \
+				"$pg_regress" --use-existing --dbname=regression \
+				--host="$work/cluster1" --port="$base1" --bindir="$PGBIN" \
+				--inputdir="$work/src" --outputdir="$work/regress/$d" \
+				20_differential > "$work/regress/$d/pg_regress.out" 2>&1 || true
+		fi
+		cat "$work/regress/$d/pg_regress.out" 2>/dev/null || true
+		if grep -Eq "^(test +|ok +[0-9]+ +[-+] +| +)20_differential +(\.\.\. ok|[0-9]+ ms)" \
+			"$work/regress/$d/pg_regress.out" 2>/dev/null; then
+			passed=$((passed + 1))
+		else
+			failed=$((failed + 1))
+			failed_names+=("$name")
+			[ -s "$work/regress/$d/regression.diffs" ] &&
+				cat "$work/regress/$d/regression.diffs" >> "$work/regress/regression.diffs"
+		fi
+		bash "$here/cluster.sh" destroy "$work/cluster1" >/dev/null 2>&1 || true
+	fi
 	if [ -s "$work/regress/regression.diffs" ]; then
 		section "regression.diffs"
 		head -n 3000 "$work/regress/regression.diffs"

@@ -295,6 +295,18 @@ place_scan(Placer *pl, Scan *scan, Locus *out)
 			*out = locus(LOCUS_REPLICATED);
 			return true;
 		case RX_DIST_HASH:
+			if (pl->ctx->nmembers == 1)
+			{
+				/*
+				 * A cluster of one member stores every row of the table
+				 * there: the complete set, as of a reference table.  Rows
+				 * then never change members, so no exchange is placed
+				 * below the one to the coordinator, and the member's part
+				 * is one ordinary parallel plan with its own workers.
+				 */
+				*out = locus(LOCUS_REPLICATED);
+				return true;
+			}
 			*out = locus(LOCUS_STREWN);
 			foreach(lc, scan->plan.targetlist)
 			{

@@ -470,7 +470,11 @@ rewrite_serial(RxPlanContext *ctx, Plan *plan)
 	check_stack_depth();
 	if (IsA(plan, Gather) || IsA(plan, GatherMerge))
 		return rewrite_gather(ctx, plan);
-	if (is_distributed_scan(ctx, plan))
+	/*
+	 * a cluster of one member is this server (rx_planner() checked that
+	 * it is a member): its tables hold every row, so its scans stay here
+	 */
+	if (ctx->nmembers > 1 && is_distributed_scan(ctx, plan))
 		return rx_fallback_scan(ctx, (Scan *) plan);
 
 	plan->parallel_aware = false;

@@ -67,9 +67,9 @@ read -r -a taps <<< "${RX_VERBS_TAP-010_failures 020_faults 030_bad_input 050_tp
 rc=0
 
 # the members' parallel workers do not depend on the transport: their
-# runs and cases (20_differential[workers], 010_failures, 050_tpch) are
-# the host's only
-export RX_TEST_WORKERS_RUN="" RX_FAILURE_WORKERS=0 RX_TPCH_WORKERS=0
+# runs and cases (20_differential[workers], 20_differential[one_member],
+# 010_failures, 050_tpch) are the host's only
+export RX_TEST_WORKERS_RUN="" RX_TEST_ONE_MEMBER_RUN="" RX_FAILURE_WORKERS=0 RX_TPCH_WORKERS=0
 
 if [ ! -d /sys/class/infiniband/rxe0 ]; then
 	echo "verbs-tests: no rxe0 here: run me through test/rdma/guest.sh" >&2
