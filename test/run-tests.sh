@@ -156,6 +156,21 @@ section() {
 	echo "======== $* ========"
 }
 
+# the result of the differential run in $work/regress/RUN, counted
+count_differential() {
+	local out="$work/regress/$1"
+	cat "$out/pg_regress.out" 2>/dev/null || true
+	if grep -Eq "^(test +|ok +[0-9]+ +[-+] +| +)20_differential +(\.\.\. ok|[0-9]+ ms)" \
+		"$out/pg_regress.out" 2>/dev/null; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		failed_names+=("20_differential[$1]")
+		[ -s "$out/regression.diffs" ] &&
+			cat "$out/regression.diffs" >> "$work/regress/regression.diffs"
+	fi
+}
+
 # --- pg_regress suites ---------------------------------------------------------
 if [ ${#regress_tests[@]} -gt 0 ]; then
 	section "pg_regress: ${regress_tests[*]}"
@@ -231,17 +246,7 @@ if [ ${#regress_tests[@]} -gt 0 ]; then
 			wait "$pid" || true
 		done
 		for d in "${batch[@]}"; do
-			name="20_differential[$d]"
-			cat "$work/regress/$d/pg_regress.out" 2>/dev/null || true
-			if grep -Eq "^(test +|ok +[0-9]+ +[-+] +| +)20_differential +(\.\.\. ok|[0-9]+ ms)" \
-				"$work/regress/$d/pg_regress.out" 2>/dev/null; then
-				passed=$((passed + 1))
-			else
-				failed=$((failed + 1))
-				failed_names+=("$name")
-				[ -s "$work/regress/$d/regression.diffs" ] &&
-					cat "$work/regress/$d/regression.diffs" >> "$work/regress/regression.diffs"
-			fi
+			count_differential "$d"
 		done
 		batch=()
 	done
@@ -250,7 +255,6 @@ if [ ${#regress_tests[@]} -gt 0 ]; then
 	# the one to the coordinator (planner/locus.c)
 	if wanted 20_differential && [ $regress_ok = 1 ] && [ -n "${RX_TEST_ONE_MEMBER_RUN-one_member}" ]; then
 		d=one_member
-		name="20_differential[$d]"
 		mkdir -p "$work/regress/$d"
 		[ "$(id -u)" -eq 0 ] && chown "$RX_TEST_USER:" "$work/regress/$d"
 		base1=$(rx_free_base 1 $((base + 10)))
@@ -263,16 +267,7 @@ if [ ${#regress_tests[@]} -gt 0 ]; then
 				--inputdir="$work/src" --outputdir="$work/regress/$d" \
 				20_differential > "$work/regress/$d/pg_regress.out" 2>&1 || true
 		fi
-		cat "$work/regress/$d/pg_regress.out" 2>/dev/null || true
-		if grep -Eq "^(test +|ok +[0-9]+ +[-+] +| +)20_differential +(\.\.\. ok|[0-9]+ ms)" \
-			"$work/regress/$d/pg_regress.out" 2>/dev/null; then
-			passed=$((passed + 1))
-		else
-			failed=$((failed + 1))
-			failed_names+=("$name")
-			[ -s "$work/regress/$d/regression.diffs" ] &&
-				cat "$work/regress/$d/regression.diffs" >> "$work/regress/regression.diffs"
-		fi
+		count_differential "$d"
 		bash "$here/cluster.sh" destroy "$work/cluster1" >/dev/null 2>&1 || true
 	fi
 	if [ -s "$work/regress/regression.diffs" ]; then

@@ -77,7 +77,7 @@ def main():
                     machine.get("cpu"), machine.get("date"), machine.get("commit")))
     lines.append("")
     lines.append("Speed-up = single server's time / cluster's time; efficiency = speed-up / N "
-                 "(1.0 is perfect scaling). N = 1 is what distribution alone costs.")
+                 "(1.0 is perfect scaling). N = 1 is what running a query as fragments and gathering their rows costs (one member moves no rows between members).")
     summary = {}
     for s in isets:
         lines += ["", "## Index set %s" % s, ""]

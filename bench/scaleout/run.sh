@@ -12,7 +12,8 @@
 # postmaster is pinned with taskset right after it starts and everything
 # it forks (backends, parallel workers, the transport worker) inherits
 # that.  Cores are dedicated, never shared: N * C must not exceed the
-# machine's cores.  N = 1 measures what distribution alone costs.
+# machine's cores.  N = 1 measures what running a query as fragments and
+# gathering their rows costs (one member moves no rows between members).
 #
 # For each index set of RX_SCALE_INDEXES (bench/tpch/load.sh's
 # RX_INDEX_SET: pk, fk) and each query: RUNS runs on the cluster and on
