@@ -328,14 +328,15 @@ report_processes(PlanState *gather, PlanState *shuffle, StringInfo out)
 		own.nloops -= wi->instrument[w].nloops;
 	}
 	/* a process that never ran the node (a worker not launched) is left out */
-	if (own.nloops > 0)
-		appendStringInfo(out, "P %d 0 %.0f %.3f\n", shuffle->plan->plan_node_id,
-						 own.ntuples, Max(1000.0 * own.total, 0.0));
-	for (int w = 0; wi != NULL && w < wi->num_workers; w++)
-		if (wi->instrument[w].nloops > 0)
-			appendStringInfo(out, "P %d %d %.0f %.3f\n", shuffle->plan->plan_node_id,
-							 w + 1, wi->instrument[w].ntuples,
-							 1000.0 * wi->instrument[w].total);
+	for (int p = 0; p <= (wi != NULL ? wi->num_workers : 0); p++)
+	{
+		Instrumentation *in = p == 0 ? &own : &wi->instrument[p - 1];
+
+		if (in->nloops > 0)
+			appendStringInfo(out, "P %d %d %.0f %.3f\n",
+							 shuffle->plan->plan_node_id, p, in->ntuples,
+							 Max(1000.0 * in->total, 0.0));
+	}
 }
 
 static bool
@@ -346,17 +347,17 @@ report_walker(PlanState *ps, void *context)
 	if (ps == NULL)
 		return false;
 	report_node(ps, rc->out);
-	if (IsA(ps, GatherState))
-		appendStringInfo(rc->out, "W %d %d\n", ps->plan->plan_node_id,
-						 ((GatherState *) ps)->nworkers_launched);
-	else if (IsA(ps, GatherMergeState))
-		appendStringInfo(rc->out, "W %d %d\n", ps->plan->plan_node_id,
-						 ((GatherMergeState *) ps)->nworkers_launched);
-	if ((IsA(ps, GatherState) || IsA(ps, GatherMergeState)) &&
-		rc->shuffle != NULL && !rc->gather_seen)
+	if (IsA(ps, GatherState) || IsA(ps, GatherMergeState))
 	{
-		report_processes(ps, rc->shuffle, rc->out);
-		rc->gather_seen = true;
+		appendStringInfo(rc->out, "W %d %d\n", ps->plan->plan_node_id,
+						 IsA(ps, GatherState) ?
+						 ((GatherState *) ps)->nworkers_launched :
+						 ((GatherMergeState *) ps)->nworkers_launched);
+		if (rc->shuffle != NULL && !rc->gather_seen)
+		{
+			report_processes(ps, rc->shuffle, rc->out);
+			rc->gather_seen = true;
+		}
 	}
 	if (rx_is_shuffle(ps->plan) || rx_is_receive(ps->plan))
 		report_exchange(ps, rc->port, rc->nmembers, rc->out);
