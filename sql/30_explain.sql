@@ -216,7 +216,9 @@ END $$;
 SELECT * FROM ex.member_processes('SELECT o_id FROM ord WHERE o_amount >= 0');
 SELECT count(*) FROM ord WHERE o_amount >= 0;
 -- a join with a reference table below the partial aggregate, its groups
--- shuffled to their owners
+-- shuffled to their owners; the join over the broadcast customers runs in
+-- the member's workers, which share the rows the RECEIVE brings (a
+-- Parallel Hash built from them once)
 EXPLAIN (COSTS OFF)
 SELECT n_name, count(*) FROM ord JOIN cust ON o_cust = c_id JOIN nation ON n_id = c_nation
   GROUP BY n_name;

@@ -120,6 +120,7 @@ typedef struct FragmentWalk
 	List	   *send_ids;
 	int			ngathers;		/* Gathers for this member's own workers */
 	bool		under_gather;
+	bool		under_shared;	/* ... below a RECEIVE its workers share */
 } FragmentWalk;
 
 /* a Gather's or Gather Merge's workers */
@@ -183,7 +184,7 @@ walk_fragment(Plan *plan, FragmentWalk *w)
 		case T_Gather:
 		case T_GatherMerge:
 			/* this member's workers (planner/local_gather.c): plain nodes only */
-			if (w->under_gather || gather_workers(plan) < 0 ||
+			if (w->under_gather || w->under_shared || gather_workers(plan) < 0 ||
 				gather_workers(plan) > MAX_PARALLEL_WORKER_LIMIT)
 				ereport(ERROR,
 						(errcode(ERRCODE_PROTOCOL_VIOLATION),
@@ -200,7 +201,7 @@ walk_fragment(Plan *plan, FragmentWalk *w)
 					 errmsg("plan fragment contains a node that fragments may not contain")));
 			break;
 		case T_CustomScan:
-			if (w->under_gather)
+			if (w->under_gather && !(rx_is_receive(plan) && plan->parallel_aware))
 				ereport(ERROR,
 						(errcode(ERRCODE_PROTOCOL_VIOLATION),
 						 errmsg("plan fragment contains an exchange under a Gather")));
@@ -217,6 +218,22 @@ walk_fragment(Plan *plan, FragmentWalk *w)
 
 				rx_receive_info((CustomScan *) plan, &info);
 				w->recv_ids = lappend_int(w->recv_ids, info.exchange_id);
+				if (w->under_gather)
+				{
+					/*
+					 * shared by the Gather's workers (exec/receive_shared.c):
+					 * what its SHUFFLE sends runs in this backend alone, with
+					 * exchanges but no Gather of its own
+					 */
+					bool		was_shared = w->under_shared;
+
+					w->under_gather = false;
+					w->under_shared = true;
+					walk_fragment(plan->lefttree, w);
+					w->under_shared = was_shared;
+					w->under_gather = true;
+					return;
+				}
 			}
 			else
 				ereport(ERROR,
@@ -574,6 +591,11 @@ fragment_open(const char *message, FragmentWalk *w, int *nest)
 
 	*nest = NewGUCNestLevel();
 	rx_take_settings(msg->guc_names, msg->guc_values);
+	/* a RECEIVE shared by a Gather's workers moves with its leader only */
+	if (rx_stmt_shares_receive(stmt))
+		(void) set_config_option("parallel_leader_participation", "on",
+								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+								 true, 0, false);
 
 	/*
 	 * The fragment is part of the coordinator's statement: now(),

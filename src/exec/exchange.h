@@ -140,6 +140,9 @@ extern void rx_lookahead_init(void);
 
 extern bool rx_is_shuffle(Plan *plan);
 extern bool rx_is_receive(Plan *plan);
+/* receive_shared.c: a RECEIVE shared by a Gather's workers, anywhere in it */
+extern bool rx_plan_shares_receive(Plan *plan);
+extern bool rx_stmt_shares_receive(PlannedStmt *stmt);
 
 /* receive_query.c: may the plan run when its rows may not be needed? */
 extern bool rx_plan_speculation_safe(Plan *plan);

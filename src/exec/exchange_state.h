@@ -111,6 +111,9 @@ typedef struct RxReceiveState
 	/* a fallback keyed by the distribution column, or NULL */
 	struct RxKeyed *keyed;
 
+	/* shared by the workers of a Gather above (receive_shared.c), or NULL */
+	struct RxReceiveShare *share;
+
 	RxExchangeNodeStats stats;
 } RxReceiveState;
 
@@ -122,6 +125,25 @@ extern TupleTableSlot *rx_receive_query_next(RxReceiveState *r);
 extern void rx_receive_query_reset(RxReceiveState *r, bool rescan);
 extern void rx_receive_query_explain(RxReceiveState *r, ExplainState *es);
 extern void rx_receive_query_init(void);
+
+/* receive_shared.c: a RECEIVE shared by a Gather's workers (see there) */
+struct ParallelContext;
+struct shm_toc;
+extern Size rx_receive_share_estimate(CustomScanState *node,
+									  struct ParallelContext *pcxt);
+extern void rx_receive_share_init_dsm(CustomScanState *node,
+									  struct ParallelContext *pcxt,
+									  void *coordinate);
+extern void rx_receive_share_reinit_dsm(CustomScanState *node,
+										struct ParallelContext *pcxt,
+										void *coordinate);
+extern void rx_receive_share_init_worker(CustomScanState *node,
+										 struct shm_toc *toc,
+										 void *coordinate);
+extern bool rx_receive_share_hand_out(RxReceiveState *r, TupleTableSlot *slot);
+extern void rx_receive_share_done(RxReceiveState *r, bool take_back);
+extern TupleTableSlot *rx_receive_share_taken_back(RxReceiveState *r);
+extern TupleTableSlot *rx_receive_share_next(RxReceiveState *r);
 
 /* the plan below ps reads with snap from now on (bitmap scans too) */
 extern void rx_planstate_use_snapshot(PlanState *ps, Snapshot snap);

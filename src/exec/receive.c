@@ -13,6 +13,11 @@
  * to receive the merged instrumentation.  An ordered gather merges the
  * members' sorted streams like Gather Merge.
  *
+ * Under a member's Gather (parallel-aware, receive_shared.c) the
+ * fragment's backend reads the exchange as here and hands the rows out to
+ * the Gather's workers, whose RECEIVEs read them from shared memory and
+ * initialize nothing below.
+ *
  * Rescan: with materialize (set by the planner, or when the parent asks
  * for rewinds) every returned row is kept and replayed; a fallback gather
  * with lookup keys keeps its rows hashed instead, and a rescan returns
@@ -24,6 +29,7 @@
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "access/xact.h"
 #include "executor/executor.h"
 #include "lib/binaryheap.h"
@@ -63,7 +69,11 @@ static CustomExecMethods receive_exec_methods = {
 	.EndCustomScan = receive_end,
 	.ReScanCustomScan = receive_rescan,
 	.ShutdownCustomScan = receive_shutdown,
-	.ExplainCustomScan = receive_explain
+	.ExplainCustomScan = receive_explain,
+	.EstimateDSMCustomScan = rx_receive_share_estimate,
+	.InitializeDSMCustomScan = rx_receive_share_init_dsm,
+	.ReInitializeDSMCustomScan = rx_receive_share_reinit_dsm,
+	.InitializeWorkerCustomScan = rx_receive_share_init_worker
 };
 
 static Node *
@@ -95,6 +105,17 @@ receive_begin(CustomScanState *node, EState *estate, int eflags)
 				 errmsg("RECEIVE of exchange %d cannot scan backward or restore a mark",
 						r->info.exchange_id)));
 
+	if (IsParallelWorker())
+	{
+		/*
+		 * A worker of a Gather that shares this RECEIVE: its rows come
+		 * from the Gather's leader, which alone has the port and runs the
+		 * SHUFFLE below (receive_shared.c)
+		 */
+		if (!(eflags & EXEC_FLAG_EXPLAIN_ONLY))
+			r->recv_slot = ExecInitExtraTupleSlot(estate, desc, &TTSOpsMinimalTuple);
+		return;
+	}
 	outerPlanState(r) = ExecInitNode(outerPlan(cscan), estate,
 									 eflags & ~(EXEC_FLAG_REWIND |
 												EXEC_FLAG_BACKWARD |
@@ -460,6 +481,25 @@ receive_access(ScanState *ss)
 	RxReceiveState *r = (RxReceiveState *) ss;
 	TupleTableSlot *slot;
 
+	if (r->share)
+	{
+		if (IsParallelWorker())
+			return rx_receive_share_next(r);
+		/* the leader hands rows to the workers, keeping what they lack room for */
+		while (!r->finished)
+		{
+			slot = receive_next_live(r);
+			if (TupIsNull(slot))
+			{
+				r->finished = true;
+				rx_receive_share_done(r, true);
+				break;
+			}
+			if (!rx_receive_share_hand_out(r, slot))
+				return slot;
+		}
+		return rx_receive_share_taken_back(r);
+	}
 	if (rx_receive_keyed_active(r))
 		return rx_receive_keyed_next(r);
 	if (r->lookup)
@@ -526,6 +566,8 @@ receive_shutdown(CustomScanState *node)
 	 * A portal fetched in batches shuts its plan down after every batch:
 	 * the exchange stays open for the next one (portal.c).
 	 */
+	/* the workers' rows end here, before the Gather waits for them */
+	rx_receive_share_done(r, false);
 	if (r->dispatch && !r->finished &&
 		rx_run_may_resume(node->ss.ps.state))
 		return;
@@ -542,6 +584,9 @@ receive_end(CustomScanState *node)
 	 * wait or fail now.  The abort cancels the fragments and closes their
 	 * connections (dispatch.c) and the port (port.c).
 	 */
+	if (IsParallelWorker())
+		return;
+	rx_receive_share_done(r, false);
 	if (r->dispatch && !IsTransactionState())
 		r->dispatch = NULL;
 	receive_finish(r);

@@ -16,20 +16,24 @@
  * scans parallel-aware (each worker reads a share of the member's rows), a
  * Parallel Hash shared by the member's workers.  The exchanges stay the
  * member's: a Gather sits below the exchange that sends, which sends what
- * all of the member's workers produced, and a RECEIVE is never under a
- * Gather; the streams grow with the members, not with their workers (one
- * multiplexer per server, as in HyPer).
+ * all of the member's workers produced, and a RECEIVE under a Gather is
+ * read by the fragment's backend, which hands its rows out to the workers
+ * (exec/receive_shared.c); the streams grow with the members, not with
+ * their workers (one multiplexer per server, as in HyPer).
  *
  * Which part is partial is read from the placed plan, whose nodes keep
- * PostgreSQL's parallel_aware (locus.c): a parallel-aware scan is partial;
+ * PostgreSQL's parallel_aware (locus.c): a parallel-aware scan is partial,
+ * and so is a RECEIVE that brings what PostgreSQL planned as partial (its
+ * SHUFFLE's part is);
  * a join is when its outer side is and its inner side is whole, or both
  * are under a Parallel Hash; a partial aggregate step, a sort, a hash, a
  * projection are when their input is; a Parallel Append is, and another
  * Append when all its inputs are.  A partial subtree whose consumer needs
  * all of the member's rows (the exchange that sends, a complete aggregate,
  * the inner side of a join) gets a Gather, below a sort or hash it starts
- * with; one with an exchange inside (a RECEIVE's rows are the member's,
- * not a worker's share), with parameters from above, with anything
+ * with, and the RECEIVEs in it are shared by the Gather's workers, their
+ * SHUFFLEs' parts run by its leader alone (share_receives()); one with
+ * any other exchange inside, with parameters from above, with anything
  * PostgreSQL marked parallel-restricted, or below a node that needs its
  * order (a merge join, a sorted aggregate, a Merge Append: a Gather mixes
  * its workers' orders) stays serial.  Whatever
@@ -52,7 +56,9 @@
  *
  * Costs: PostgreSQL costed every partial node as shared by the member's
  * processes, but only the parts under a member's Gather are; a join or
- * aggregate above a RECEIVE runs in the fragment backend alone.  After
+ * aggregate above a RECEIVE that gets no Gather (too little work, an
+ * order to keep) and the part a shared RECEIVE's SHUFFLE sends run in the
+ * fragment backend alone.  After
  * placement, rx_member_cost_error() sums what that misses, and the
  * planner weighs a plan for one process per member against it
  * (planner.c).
@@ -104,6 +110,10 @@ largest_partial_scan(RxPlanContext *ctx, Plan *plan)
 	if (plan == NULL)
 		return 0;
 	check_stack_depth();
+	/* a RECEIVE the workers may share: what it brings, in blocks */
+	if (list_member_ptr(ctx->share_candidates, plan))
+		return (BlockNumber) Min(plan->plan_rows * plan->plan_width / BLCKSZ,
+								 (double) MaxBlockNumber);
 	if (plan->parallel_aware && rx_is_relation_scan(plan))
 	{
 		RangeTblEntry *rte = rt_fetch(((Scan *) plan)->scanrelid, ctx->stmt->rtable);
@@ -155,23 +165,61 @@ member_workers(RxPlanContext *ctx, Plan *partial)
 }
 
 /*
- * Whether a parallel worker may run plan: no exchange (a RECEIVE's rows
- * are the member's, and only its fragment backend has the port), nothing
- * PostgreSQL marked parallel-restricted
+ * Whether a parallel worker may run plan: no exchange (only the fragment
+ * backend has the port) but a RECEIVE the workers may share, whose rows
+ * the backend hands them, nothing PostgreSQL marked parallel-restricted
  */
 static bool
-worker_may_run(Plan *plan)
+worker_may_run(RxPlanContext *ctx, Plan *plan)
 {
 	ListCell   *lc;
 
 	if (plan == NULL)
 		return true;
+	if (list_member_ptr(ctx->share_candidates, plan))
+		return true;
 	if (IsA(plan, CustomScan) || !plan->parallel_safe)
 		return false;
 	foreach(lc, rx_plan_children(plan))
-		if (!worker_may_run(lfirst(lc)))
+		if (!worker_may_run(ctx, lfirst(lc)))
 			return false;
 	return true;
+}
+
+/* plan, and all below it, run by one process: no Gather, nothing parallel */
+static Plan *
+serial(RxPlanContext *ctx, Plan *plan)
+{
+	if (plan == NULL)
+		return NULL;
+	if (IsA(plan, Gather) || IsA(plan, GatherMerge))
+		return serial(ctx, plan->lefttree);
+	plan->parallel_aware = false;
+	rx_map_plan_children(ctx, plan, serial);
+	return plan;
+}
+
+/*
+ * The RECEIVEs in partial, which a Gather's workers will run, shared by
+ * them (receive_shared.c): parallel-aware, and the part their SHUFFLEs
+ * send run by the Gather's leader alone, serially (no Gather may run
+ * inside another's workers; the exchange's rows are the member's anyway)
+ */
+static void
+share_receives(RxPlanContext *ctx, Plan *plan)
+{
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return;
+	if (list_member_ptr(ctx->share_candidates, plan))
+	{
+		plan->parallel_aware = true;
+		plan->lefttree->lefttree = serial(ctx, plan->lefttree->lefttree);
+		return;
+	}
+	foreach(lc, rx_plan_children(plan))
+		share_receives(ctx, lfirst(lc));
 }
 
 /*
@@ -201,9 +249,11 @@ gather_over(RxPlanContext *ctx, Plan *partial)
 		default:
 			break;
 	}
-	if (rx_takes_values(partial, ctx->stmt->paramExecTypes) || !worker_may_run(partial) ||
+	if (rx_takes_values(partial, ctx->stmt->paramExecTypes) ||
+		!worker_may_run(ctx, partial) ||
 		(workers = member_workers(ctx, partial)) <= 0)
 		return partial;
+	share_receives(ctx, partial);
 
 	g = makeNode(Gather);
 	g->plan.targetlist = rx_passthrough_tlist(partial);
@@ -220,6 +270,25 @@ gather_over(RxPlanContext *ctx, Plan *partial)
 }
 
 static Plan *local_gathers(RxPlanContext *ctx, Plan *plan, bool *partial);
+
+/*
+ * A RECEIVE of an exchange between members, read in arrival order, once,
+ * right above its own SHUFFLE: one whose rows the workers of a Gather
+ * above could share
+ */
+static bool
+shareable(Plan *plan)
+{
+	RxReceiveInfo info;
+
+	if (!rx_is_receive(plan) || plan->lefttree == NULL ||
+		!rx_is_shuffle(plan->lefttree))
+		return false;
+	rx_receive_info((CustomScan *) plan, &info);
+	return info.kind == RX_RECEIVE_SHUFFLE && info.nsortkeys == 0 &&
+		!info.materialize && !info.fallback && info.nlookup == 0 &&
+		info.keyed_value == NULL;
+}
 
 /* child, all of whose rows its parent needs */
 static Plan *
@@ -350,6 +419,30 @@ partial_parts(RxPlanContext *ctx, Plan *plan, bool *partial)
 				return plan;
 			}
 
+		case T_CustomScan:
+			if (shareable(plan))
+			{
+				Plan	   *shuffle = plan->lefttree;
+				bool		below;
+
+				/*
+				 * PostgreSQL planned a partial input here, which the
+				 * exchange brought: the workers of a Gather above may share
+				 * its rows (share_receives()); what the SHUFFLE sends gets
+				 * workers of its own until then
+				 */
+				shuffle->lefttree = local_gathers(ctx, shuffle->lefttree, &below);
+				if (below)
+				{
+					shuffle->lefttree = gather_over(ctx, shuffle->lefttree);
+					ctx->share_candidates = lappend(ctx->share_candidates, plan);
+					*partial = true;
+				}
+				return plan;
+			}
+			rx_map_plan_children(ctx, plan, whole);
+			return plan;
+
 		default:
 			/* every other node needs whole inputs: exchanges, Limit, ... */
 			rx_map_plan_children(ctx, plan, whole);
@@ -442,6 +535,8 @@ cost_error_walk(RxPlanContext *ctx, Plan *plan, int processes,
 	check_stack_depth();
 	if (rx_is_shuffle(plan))
 		in_fragment = true;
+	if (rx_is_receive(plan) && plan->parallel_aware)
+		processes = 1;			/* its SHUFFLE's part: the leader's alone */
 	if (IsA(plan, Gather))
 		processes = ((Gather *) plan)->num_workers + 1;
 	else if (IsA(plan, GatherMerge))
@@ -490,7 +585,12 @@ rx_ordered_member_gather(Plan *top, GatherMerge *order)
 	Gather	   *g = (Gather *) top;
 	GatherMerge *gm;
 
-	if (!IsA(top, Gather) || rx_order_crosses_exchange(top->lefttree))
+	/*
+	 * not over a shared RECEIVE: a Gather Merge waits for a row of every
+	 * worker before it runs its own part, which moves the RECEIVE's rows
+	 */
+	if (!IsA(top, Gather) || rx_order_crosses_exchange(top->lefttree) ||
+		rx_plan_shares_receive(top->lefttree))
 		return top;
 	gm = makeNode(GatherMerge);
 	gm->plan = g->plan;
@@ -559,6 +659,7 @@ rx_bounded_member_gather(RxPlanContext *ctx, Plan *top, double needed)
 Plan *
 rx_local_gathers(RxPlanContext *ctx, Plan *fragment, bool with_workers)
 {
+	ctx->share_candidates = NIL;
 	if (with_workers)
 		fragment = whole(ctx, fragment);
 	serial_outside_gathers(fragment);

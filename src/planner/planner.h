@@ -29,6 +29,8 @@ typedef struct RxPlanContext
 								 * cost of each node PostgreSQL planned as
 								 * partial, else -1 */
 	int			npartial_cost;
+	List	   *share_candidates;	/* local_gather.c: RECEIVEs a Gather's
+									 * workers may share */
 } RxPlanContext;
 
 /*
