@@ -18,7 +18,11 @@
  * larger than a ring).  A worker's RECEIVE reads its ring; the leader
  * marks the rings done when the exchange ends (or its RECEIVE shuts down
  * early, under a Limit), and a worker's stream ends when its ring is done
- * and empty.
+ * and empty.  A worker may leave its share unread, as PostgreSQL's
+ * partial plans allow (a participant that joins a Parallel Hash Join
+ * after its probing ended returns at once): so a worker claims each row
+ * before it copies it out, and at the end of the exchange the leader
+ * takes back whatever no worker claimed and returns it itself.
  *
  * No process waits for another while it has rows:
  *	- the leader never waits for a worker: a full ring is skipped, and a
@@ -74,7 +78,8 @@ typedef struct RxReceiveShare
 	Tuplestorestate *taken_back;	/* rows no worker read, at the end */
 	/* worker */
 	ShareRing  *mine;
-	char	   *buf;			/* the row returned last */
+	/* both: a row copied out of a ring */
+	char	   *buf;
 	Size		bufsize;
 } RxReceiveShare;
 
@@ -105,13 +110,12 @@ ring_put(ShareRing *ring, MinimalTuple tuple)
 	uint32		len = tuple->t_len;
 	uint64		written;
 	uint64		read;
-	uint64		claimed;
 	PGPROC	   *reader;
+	bool		wake;
 
 	SpinLockAcquire(&ring->mutex);
 	written = ring->written;
 	read = ring->read;
-	claimed = ring->claimed;
 	reader = ring->reader;
 	SpinLockRelease(&ring->mutex);
 	if (reader == NULL || RING_SIZE - (written - read) < sizeof(uint32) + len)
@@ -120,9 +124,10 @@ ring_put(ShareRing *ring, MinimalTuple tuple)
 	ring_copy_in(ring, written + sizeof(uint32), (char *) tuple, len);
 	SpinLockAcquire(&ring->mutex);
 	ring->written = written + sizeof(uint32) + len;
+	/* the worker sleeps only after it found nothing to take */
+	wake = (ring->claimed == written);
 	SpinLockRelease(&ring->mutex);
-	/* it may sleep only on a ring with nothing to take */
-	if (written == claimed)
+	if (wake)
 		SetLatch(&reader->procLatch);
 	return true;
 }
