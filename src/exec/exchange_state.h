@@ -113,6 +113,7 @@ typedef struct RxReceiveState
 
 	/* shared by the workers of a Gather above (receive_shared.c), or NULL */
 	struct RxReceiveShare *share;
+	bool		gather_worker;	/* ... and this is one of those workers */
 
 	RxExchangeNodeStats stats;
 } RxReceiveState;

@@ -105,13 +105,15 @@ receive_begin(CustomScanState *node, EState *estate, int eflags)
 				 errmsg("RECEIVE of exchange %d cannot scan backward or restore a mark",
 						r->info.exchange_id)));
 
-	if (IsParallelWorker())
+	if (IsParallelWorker() && rx_fragment_hub() == NULL)
 	{
 		/*
-		 * A worker of a Gather that shares this RECEIVE: its rows come
-		 * from the Gather's leader, which alone has the port and runs the
-		 * SHUFFLE below (receive_shared.c)
+		 * A worker of a member's Gather that shares this RECEIVE (not a
+		 * fragment run by a parallel worker, fragment_worker.c, which has
+		 * its hub): its rows come from the Gather's leader, which alone
+		 * has the port and runs the SHUFFLE below (receive_shared.c)
 		 */
+		r->gather_worker = true;
 		if (!(eflags & EXEC_FLAG_EXPLAIN_ONLY))
 			r->recv_slot = ExecInitExtraTupleSlot(estate, desc, &TTSOpsMinimalTuple);
 		return;
@@ -481,10 +483,10 @@ receive_access(ScanState *ss)
 	RxReceiveState *r = (RxReceiveState *) ss;
 	TupleTableSlot *slot;
 
+	if (r->gather_worker)
+		return rx_receive_share_next(r);
 	if (r->share)
 	{
-		if (IsParallelWorker())
-			return rx_receive_share_next(r);
 		/* the leader hands rows to the workers, keeping what they lack room for */
 		while (!r->finished)
 		{
@@ -584,7 +586,7 @@ receive_end(CustomScanState *node)
 	 * wait or fail now.  The abort cancels the fragments and closes their
 	 * connections (dispatch.c) and the port (port.c).
 	 */
-	if (IsParallelWorker())
+	if (r->gather_worker)
 		return;
 	rx_receive_share_done(r, false);
 	if (r->dispatch && !IsTransactionState())

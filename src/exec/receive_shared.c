@@ -319,6 +319,11 @@ rx_receive_share_next(RxReceiveState *r)
 {
 	RxReceiveShare *share = r->share;
 
+	if (share == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("RECEIVE of exchange %d in a parallel worker is not shared by its Gather",
+						r->info.exchange_id)));
 	for (;;)
 	{
 		bool		done;
