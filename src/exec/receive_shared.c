@@ -52,6 +52,7 @@
 
 #include "exec/exchange.h"
 #include "exec/exchange_state.h"
+#include "planner/planner.h"
 
 /* bytes of one worker's ring (PostgreSQL's tuple queues have 64kB) */
 #define RING_SIZE	(64 * 1024)
@@ -362,31 +363,16 @@ rx_receive_share_taken_back(RxReceiveState *r)
 bool
 rx_plan_shares_receive(Plan *plan)
 {
+	ListCell   *lc;
+
 	if (plan == NULL)
 		return false;
 	if (rx_is_receive(plan) && plan->parallel_aware)
 		return true;
-	if (IsA(plan, CustomScan))
-	{
-		ListCell   *lc;
-
-		foreach(lc, ((CustomScan *) plan)->custom_plans)
-			if (rx_plan_shares_receive(lfirst(lc)))
-				return true;
-	}
-	if (IsA(plan, Append))
-	{
-		ListCell   *lc;
-
-		foreach(lc, ((Append *) plan)->appendplans)
-			if (rx_plan_shares_receive(lfirst(lc)))
-				return true;
-	}
-	if (IsA(plan, SubqueryScan) &&
-		rx_plan_shares_receive(((SubqueryScan *) plan)->subplan))
-		return true;
-	return rx_plan_shares_receive(plan->lefttree) ||
-		rx_plan_shares_receive(plan->righttree);
+	foreach(lc, rx_plan_children(plan))
+		if (rx_plan_shares_receive(lfirst(lc)))
+			return true;
+	return false;
 }
 
 bool
