@@ -124,6 +124,12 @@ SET enable_hashjoin = off;
 :run SELECT rx_same('serial merge join');
 \set q 'SELECT row_number() OVER () AS rn, o_id FROM (SELECT o_id FROM ord ORDER BY o_id DESC LIMIT 300) s'
 :run SELECT rx_same('serial index order');
+-- a merge join marks and restores its inner side: a gathered index scan
+-- there cannot, and gets a Material ("RECEIVE cannot restore a mark")
+\set q 'SELECT n_id, n_name, c_id FROM nation LEFT JOIN cust ON c_id = n_id AND n_id < 20'
+:run SELECT rx_same('merge join restoring marks');
+\set q 'SELECT count(*) AS n, count(DISTINCT n_name) AS names, count(a.c_id) AS custs FROM cust a FULL JOIN cust b ON a.c_id = b.c_id FULL JOIN nation ON a.c_id = n_id AND n_id < 42 WHERE n_id <> 3000'
+:run SELECT rx_same('full merge joins restoring marks');
 RESET enable_hashjoin;
 RESET max_parallel_workers_per_gather;
 -- outer, semi and anti joins with NULL and dangling keys
@@ -171,6 +177,13 @@ RESET max_parallel_workers_per_gather;
 :run SELECT rx_same('correlated max over a NULL-able key, with a key filter');
 \set q 'SELECT c_id FROM cust WHERE c_id < 300 AND 0 = (SELECT count(*) FROM ord WHERE o_cust = c_id)'
 :run SELECT rx_same('correlated count: 0 for no rows, not rewritten');
+-- a correlated subquery run for every order, its nested loop looking
+-- customers up by key in batches of one (lookahead.c), until they cost
+-- what gathering cust does: then the lookups gather it (receive_keyed.c;
+-- all of them batched, which once left the RECEIVE reading by key from
+-- a spent batch, and most rows missing)
+\set q 'SELECT o_id FROM ord a WHERE a.o_id >= (SELECT max(b.o_id) FROM ord b WHERE b.o_id = a.o_id AND EXISTS (SELECT 1 FROM cust c WHERE c.c_id = b.o_cust AND c.c_nation IN (1, 3)))'
+:run SELECT rx_same('keyed lookups in batches, then gathered');
 \set q 'SELECT c_id FROM cust WHERE c_id NOT IN (SELECT o_cust FROM ord)'
 :run SELECT rx_same('NOT IN over a column with NULLs: no rows, not rewritten');
 \set q 'SELECT o_id FROM ord WHERE o_id NOT IN (SELECT c_id FROM cust WHERE c_nation = 3)'

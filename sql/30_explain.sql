@@ -92,6 +92,17 @@ EXPLAIN (COSTS OFF)
 SELECT c_id, (SELECT count(*) FROM ord WHERE o_cust = c_id) AS n FROM cust WHERE c_id < 20;
 SELECT c_id, (SELECT count(*) FROM ord WHERE o_cust = c_id) AS n FROM cust WHERE c_id < 6 ORDER BY c_id;
 
+-- a merge join restores marks on its inner side, which a RECEIVE cannot:
+-- a Material goes between them; and a SCROLL cursor's Material shows its
+-- columns in VERBOSE
+SET max_parallel_workers_per_gather = 0;
+SET enable_hashjoin = off;
+EXPLAIN (COSTS OFF)
+SELECT n_id, c_id FROM nation LEFT JOIN cust ON c_id = n_id AND n_id < 20;
+RESET enable_hashjoin;
+RESET max_parallel_workers_per_gather;
+EXPLAIN (VERBOSE, COSTS OFF) DECLARE c SCROLL CURSOR FOR SELECT o_id FROM ord ORDER BY o_id;
+
 -- a generic plan: the bound parameters travel with the fragment, and the
 -- filters on them run on the members
 SET plan_cache_mode = force_generic_plan;

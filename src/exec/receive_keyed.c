@@ -93,7 +93,9 @@ struct RxKeyed
 	uint64		batched;		/* lookups in batches (of local and remote) */
 	uint64		messages;		/* batches' messages to other members */
 	double		spent;			/* round trips and their worth, for the switch */
-	uint64		switched_after; /* remote lookups before the gather, or 0 */
+	bool		gathering;		/* switched to gathering the table (not a
+								 * count of lookups: batched ones are not
+								 * in remote, and all may be) */
 	int16		key_len;		/* the key's type */
 	bool		key_byval;
 	KeyedBatch	batch;
@@ -206,7 +208,7 @@ rx_receive_keyed_begin(RxReceiveState *r, EState *estate, int eflags)
 bool
 rx_receive_keyed_active(RxReceiveState *r)
 {
-	return r->keyed != NULL && r->keyed->switched_after == 0;
+	return r->keyed != NULL && !r->keyed->gathering;
 }
 
 /*
@@ -569,7 +571,7 @@ rx_receive_keyed_rescan(RxReceiveState *r)
 
 	if (k->switch_pending)
 	{
-		k->switched_after = k->remote;
+		k->gathering = true;
 		k->switch_pending = false;
 		return false;
 	}
@@ -614,7 +616,7 @@ rx_receive_keyed_explain(RxReceiveState *r, ExplainState *es)
 			ExplainPropertyInteger("Lookups in Batches", NULL, (int64) k->batched, es);
 			ExplainPropertyInteger("Batch Messages", NULL, (int64) k->messages, es);
 		}
-		if (k->switched_after > 0)
+		if (k->gathering)
 			ExplainPropertyText("Gathered", "after the lookups above", es);
 	}
 }

@@ -42,6 +42,7 @@
 #include "miscadmin.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
+#include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/plancat.h"
@@ -503,6 +504,66 @@ rewrite_serial(RxPlanContext *ctx, Plan *plan)
 }
 
 /*
+ * A Material over a finished plan: materialize_finished_plan() makes one
+ * before set_plan_references(), which would point its targetlist at its
+ * child's output; done after, that is left to us (a RECEIVE's own
+ * targetlist, which the Material would copy, reads its scan tuple)
+ */
+static Plan *
+material_over(Plan *child, int plan_node_id)
+{
+	Plan	   *material = materialize_finished_plan(child);
+
+	material->targetlist = rx_passthrough_tlist(child);
+	material->plan_node_id = plan_node_id;
+	return material;
+}
+
+/*
+ * Whether the executor can mark and restore a position in plan's rows, as
+ * a merge join needs of its inner side: ExecSupportsMarkRestore() asks it
+ * of a path, this of a finished plan.  RECEIVE cannot.
+ */
+static bool
+supports_mark(Plan *plan)
+{
+	switch (nodeTag(plan))
+	{
+		case T_IndexScan:
+		case T_IndexOnlyScan:
+		case T_Material:
+		case T_Sort:
+			return true;
+		case T_Result:
+			return plan->lefttree != NULL && supports_mark(plan->lefttree);
+		case T_CustomScan:
+			return (((CustomScan *) plan)->flags & CUSTOMPATH_SUPPORT_MARK_RESTORE) != 0;
+		default:
+			return false;
+	}
+}
+
+/*
+ * PostgreSQL gave a merge join's inner side a Material only where the
+ * planned side could not restore a mark; the distributed plan put a
+ * RECEIVE there (an ordered gather of an index scan, say): give it one now.
+ */
+static Plan *
+materialize_merge_inners(RxPlanContext *ctx, Plan *plan)
+{
+	if (plan == NULL)
+		return NULL;
+	check_stack_depth();
+	rx_map_plan_children(ctx, plan, materialize_merge_inners);
+	if (IsA(plan, MergeJoin) && !((MergeJoin *) plan)->skip_mark_restore &&
+		!supports_mark(plan->righttree))
+	{
+		plan->righttree = material_over(plan->righttree, rx_new_node_id(ctx));
+	}
+	return plan;
+}
+
+/*
  * PostgreSQL's parallel plan made the distributed plan, in place; it was
  * planned for participants processes per member.  Returns what its cost
  * misses about the members' processes (rx_member_cost_error()).
@@ -561,6 +622,9 @@ rx_distribute(PlannedStmt *stmt, int nmembers, int participants)
 	/* no Gather is left: nothing needs parallel mode */
 	stmt->parallelModeNeeded = false;
 	rx_prune_exchange_columns(stmt);
+	stmt->planTree = materialize_merge_inners(&ctx, stmt->planTree);
+	foreach(lc, stmt->subplans)
+		lfirst(lc) = materialize_merge_inners(&ctx, lfirst(lc));
 	return rx_member_cost_error(&ctx, stmt);
 }
 
@@ -636,7 +700,8 @@ scrollable(PlannedStmt *stmt, int cursorOptions)
 {
 	if ((cursorOptions & CURSOR_OPT_SCROLL) &&
 		!ExecSupportsBackwardScan(stmt->planTree))
-		stmt->planTree = materialize_finished_plan(stmt->planTree);
+		stmt->planTree = material_over(stmt->planTree,
+									   stmt->planTree->plan_node_id);
 	return stmt;
 }
 
