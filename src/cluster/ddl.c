@@ -393,7 +393,9 @@ classify_comment(CommentStmt *stmt)
  * VACUUM and ANALYZE of distributed or reference tables run on every
  * member's part, outside a transaction there, as VACUUM must (ANALYZE
  * inside a transaction block here commits its statistics on the members
- * at once): ANALYZE after this member's, VACUUM before it (see
+ * at once, but in the transaction's own session on a member where it
+ * already has one, whose locks it would wait for): ANALYZE after this
+ * member's, VACUUM before it (see
  * rx_ddl_process_utility).  The members get the statement with
  * its options and only the distributed tables (with their column lists):
  * the local ones named with them are this member's.  Without tables it
@@ -651,7 +653,13 @@ propagate(const char *sql, bool concurrently, bool locking, int from, int to)
 
 		if (m == self)
 			continue;
-		if (!concurrently)
+
+		/*
+		 * ANALYZE in a transaction that holds locks there (its writes,
+		 * DDL or LOCK TABLE on that member) runs in that transaction: a
+		 * session of its own would wait for them for ever
+		 */
+		if (!concurrently || rx_xact_open_on(&members[m]))
 		{
 			conn = locking ? rx_xact_lock_connection(&members[m])
 				: rx_xact_connection(&members[m]);
@@ -720,6 +728,10 @@ rx_ddl_process_utility(PlannedStmt *pstmt, const char *queryString,
 	 */
 	if (send && IsA(stmt, VacuumStmt))
 	{
+		/* not from a transaction block, as here, before the members run it */
+		if (((VacuumStmt *) stmt)->is_vacuumcmd)
+			PreventInTransactionBlock(context == PROCESS_UTILITY_TOPLEVEL,
+									  "VACUUM");
 		propagate(sql, true, false, 0, RX_MAX_MEMBERS);
 		send = false;
 	}

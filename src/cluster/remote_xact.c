@@ -469,6 +469,16 @@ rx_xact_changed_before(CommandId cid)
 	return xact_changed && xact_changed_cid < cid;
 }
 
+bool
+rx_xact_open_on(const RxMember *member)
+{
+	for (int i = 0; i < nxconns; i++)
+		if (xconns[i].in_use && xconns[i].xact_depth > 0 &&
+			strcmp(xconns[i].name, member->name) == 0)
+			return true;
+	return false;
+}
+
 PGconn *
 rx_xact_fragment_connection(const RxMember *member)
 {

@@ -44,6 +44,12 @@ extern PGconn *rx_xact_lock_connection(const RxMember *member);
 extern PGconn *rx_xact_fragment_connection(const RxMember *member);
 extern void rx_xact_fragment_done(PGconn *conn);
 
+/*
+ * Whether this transaction has a remote transaction open on member (in
+ * any role's session): it may hold locks there
+ */
+extern bool rx_xact_open_on(const RxMember *member);
+
 /* statements prepared in a member session of the transaction (direct.c) */
 extern bool rx_xact_prepared(PGconn *conn, int slot);
 extern void rx_xact_set_prepared(PGconn *conn, int slot);

@@ -78,6 +78,32 @@ is($rx->safe_psql(1, q{SELECT count(*) FROM pg_stat_user_tables WHERE relname = 
 $rx->safe_psql(0, 'ANALYZE t (v)');
 my ($rc, $out, $err);
 
+# ANALYZE in a transaction that holds locks on the members (its DDL, LOCK
+# TABLE) runs there in the transaction's own sessions: in sessions of its
+# own it waited for those locks for ever
+($rc, $out, $err) = $rx->psql(1,
+	"BEGIN;\nCREATE INDEX t_v ON t (v);\nANALYZE t;\nCOMMIT;", timeout => 120);
+is($rc, 0, 'ANALYZE after CREATE INDEX in one transaction does not wait for its own locks')
+  or diag($err);
+for my $i (0 .. $n - 1)
+{
+	is($rx->safe_psql($i, q{SELECT count(*) FROM pg_indexes WHERE indexname = 't_v'}), '1',
+		"... and the index is on member $i");
+}
+($rc, $out, $err) = $rx->psql(0,
+	"BEGIN;\nLOCK TABLE t IN ACCESS EXCLUSIVE MODE;\nANALYZE t;\nCOMMIT;", timeout => 120);
+is($rc, 0, 'ANALYZE after LOCK TABLE in one transaction') or diag($err);
+# VACUUM in a transaction block: PostgreSQL's error, before any member ran it
+($rc, $out, $err) = $rx->psql(0,
+	"BEGIN;\nDROP INDEX t_v;\nVACUUM t;\nCOMMIT;", timeout => 120);
+like($err, qr/VACUUM cannot run inside a transaction block/,
+	'VACUUM in a transaction block that holds locks on the members: PostgreSQL\'s error');
+for my $i (0 .. $n - 1)
+{
+	is($rx->safe_psql($i, q{SELECT count(*) FROM pg_indexes WHERE indexname = 't_v'}), '1',
+		"... and the rolled back DROP INDEX left the index on member $i");
+}
+
 # --- lock_timeout for a row lock on another member ------------------------------------
 my $key = $rx->safe_psql(0, q{SELECT i FROM generate_series(1, 3000) i
 	WHERE rdma_exchange.member_index_of(i) = 1 AND i % 3 <> 0 AND i % 5 <> 0 LIMIT 1});
