@@ -139,6 +139,15 @@ RESET max_parallel_workers_per_gather;
 :run SELECT rx_same('right join');
 \set q 'SELECT c_id, o_id FROM cust FULL JOIN ord ON o_cust = c_id'
 :run SELECT rx_same('full join');
+-- grouped by a key of the side an outer join fills with NULLs: those rows
+-- stay on the member of their partner, so the NULL group is gathered
+-- from every member, not made on each (it once came out once per member)
+\set q 'SELECT o_id, count(*) AS n, count(c_id) AS custs FROM ord FULL JOIN cust ON o_id = c_id AND c_name = ''none'' GROUP BY o_id'
+:run SELECT rx_same('full join grouped by a NULL-filled key');
+\set q 'SELECT DISTINCT o_id FROM cust LEFT JOIN ord ON o_id = c_id AND o_note = ''n3'''
+:run SELECT rx_same('distinct key of the NULL-filled side of a left join');
+\set q 'SELECT c_id, count(*) OVER (PARTITION BY c_id) AS n FROM ord RIGHT JOIN cust ON o_id = c_id AND o_note = ''none'' WHERE o_id IS NULL'
+:run SELECT rx_same('window partitioned by the NULL-filled side of a right join');
 \set q 'SELECT c_id FROM cust WHERE EXISTS (SELECT 1 FROM ord WHERE o_cust = c_id)'
 :run SELECT rx_same('semi join');
 \set q 'SELECT c_id FROM cust WHERE NOT EXISTS (SELECT 1 FROM ord WHERE o_cust = c_id)'

@@ -4,6 +4,7 @@
 # answers must be the same multiset of rows.
 #
 #   random_queries.py --seed S --count N --dist DSN --local DSN [--settings SQL]
+#                     [--fetch ROWS | --prepared]
 #
 # The queries come from a seeded generator, so a seed names the same
 # queries in every run: joins of every type over the tables of
@@ -60,6 +61,15 @@ class Gen:
     def __init__(self, seed):
         self.r = random.Random(seed)
         self.n = 0
+        self.params = None      # a list: integers become parameters
+
+    def const(self, t):
+        """a constant of type t; an integer as a parameter ($n) when collecting them"""
+        value = const(t, self.r)
+        if t != 'int' or self.params is None:
+            return value
+        self.params.append(value)
+        return '$%d' % len(self.params)
 
     def alias(self):
         self.n += 1
@@ -84,18 +94,18 @@ class Gen:
         if k < 0.35:
             c, t = r.choice(cs)
             op = r.choice(['=', '<', '>', '<=', '<>']) if t not in ('bool',) else '='
-            return '%s %s %s' % (c, op, const(t, r))
+            return '%s %s %s' % (c, op, self.const(t))
         if k < 0.45:
             c, t = r.choice(cs)
             return '%s IS %sNULL' % (c, r.choice(['', 'NOT ']))
         if k < 0.55:
             ics = self.cols(rels, ['int'])
             c, t = r.choice(ics)
-            return '%s IN (%s)' % (c, ', '.join(const('int', r) for _ in range(r.randint(1, 4))))
+            return '%s IN (%s)' % (c, ', '.join(self.const('int') for _ in range(r.randint(1, 4))))
         if k < 0.62:
             ics = self.cols(rels, ['int', 'num', 'float'])
             c, t = r.choice(ics)
-            return '%s BETWEEN %s AND %s' % (c, const(t, r), const(t, r))
+            return '%s BETWEEN %s AND %s' % (c, self.const(t), self.const(t))
         if depth < 2 and k < 0.85:
             # subquery predicate, maybe correlated
             t2 = self.pick_table()
@@ -249,6 +259,13 @@ class Gen:
         ic, _ = r.choice(self.cols(rels, ['int']))
         return 'SELECT %s::text || \'x\', upper(%s::text), %s %% 7 FROM %s%s' % (c1, c2, ic, frm, where)
 
+    def prepared(self):
+        """the next query with its integers as parameters, and their values"""
+        self.params = []
+        q = self.query()
+        params, self.params = self.params, None
+        return q, params
+
     def query(self):
         r = self.r
         if r.random() < 0.3:
@@ -271,24 +288,49 @@ class Gen:
         return self.select()[0]
 
 
-def connect(dsn, schema, settings):
+def connect(dsn, schema, settings, fetch=0):
     conn = psycopg2.connect(dsn)
     conn.autocommit = True
     with conn.cursor() as cur:
         cur.execute("SET search_path = %s, public; SET statement_timeout = '20s';"
                     " SET extra_float_digits = 0; %s" % (schema, settings))
+    # a cursor lives in a transaction
+    conn.autocommit = not fetch
     return conn
 
 
-def answer(conn, query):
-    """(sorted rows as text, None) or (None, (sqlstate, message))"""
-    try:
+def answer(conn, query, fetch=0, params=()):
+    """
+    (sorted rows as text, None) or (None, (sqlstate, message)); with
+    fetch, through a cursor fetched fetch rows at a time, as psycopg2's
+    named cursors, JDBC's fetchSize and psql's FETCH_COUNT read; with
+    params, as a prepared statement executed with their values
+    """
+    if params:
         with conn.cursor() as cur:
-            cur.execute(query)
-            rows = cur.fetchall()
+            cur.execute('DEALLOCATE ALL')
+            try:
+                cur.execute('PREPARE random_query(%s) AS %s'
+                            % (', '.join(['int'] * len(params)), query))
+            except psycopg2.Error as e:
+                return None, (e.pgcode, (e.pgerror or str(e)).strip().splitlines()[0])
+        query = 'EXECUTE random_query(%s)' % ', '.join(params)
+    try:
+        if fetch:
+            with conn.cursor(name='random_query') as cur:
+                cur.itersize = fetch
+                cur.execute(query)
+                rows = list(cur)
+            conn.commit()
+        else:
+            with conn.cursor() as cur:
+                cur.execute(query)
+                rows = cur.fetchall()
         return sorted(tuple('NULL' if v is None else str(v) for v in row)
                       for row in rows), None
     except psycopg2.Error as e:
+        if fetch:
+            conn.rollback()
         return None, (e.pgcode, (e.pgerror or str(e)).strip().splitlines()[0])
 
 
@@ -299,17 +341,27 @@ def main():
     ap.add_argument('--dist', required=True)
     ap.add_argument('--local', required=True)
     ap.add_argument('--settings', default='')
+    ap.add_argument('--prepared', action='store_true',
+                    help='integers as parameters of prepared statements, generic plans on both sides')
+    ap.add_argument('--fetch', type=int, default=0,
+                    help='read the distributed answers through a cursor, this many rows a fetch')
     a = ap.parse_args()
-    dist = connect(a.dist, 'd', a.settings)
-    local = connect(a.local, 'l', '')
+    if a.prepared and a.fetch:
+        ap.error('--prepared and --fetch: a cursor cannot be declared for EXECUTE')
+    generic = 'SET plan_cache_mode = force_generic_plan;' if a.prepared else ''
+    dist = connect(a.dist, 'd', a.settings + generic, a.fetch)
+    local = connect(a.local, 'l', generic)
     gen = Gen(a.seed)
     compared = different = errors = timeouts = 0
     for i in range(a.count):
-        q = gen.query()
-        lrows, lerr = answer(local, q)
+        if a.prepared:
+            q, params = gen.prepared()
+        else:
+            q, params = gen.query(), []
+        lrows, lerr = answer(local, q, params=params)
         if lerr is not None:
             continue
-        drows, derr = answer(dist, q)
+        drows, derr = answer(dist, q, a.fetch, params)
         if derr is not None and derr[0] == '57014':
             timeouts += 1
             print('timeout #%d (distributed only): %s' % (i, q), flush=True)

@@ -60,6 +60,8 @@ typedef struct Locus
 	LocusKind	kind;
 	AttrNumber	col;			/* HASHED: output column */
 	Oid			family;			/* HASHED: hash operator family */
+	bool		nulls_strewn;	/* HASHED: but rows where col is NULL may be
+								 * on any member (see join_locus()) */
 } Locus;
 
 typedef struct Placer
@@ -72,7 +74,7 @@ static bool place(Placer *pl, Plan **pp, Locus *out);
 static Locus
 locus(LocusKind kind)
 {
-	Locus		l = {kind, 0, InvalidOid};
+	Locus		l = {kind, 0, InvalidOid, false};
 
 	return l;
 }
@@ -123,7 +125,7 @@ map_locus(Locus in, List *tlist, int varno)
 		if (IsA(e, Var) && ((Var *) e)->varno == varno &&
 			((Var *) e)->varattno == in.col)
 		{
-			Locus		l = {LOCUS_HASHED, tle->resno, in.family};
+			Locus		l = {LOCUS_HASHED, tle->resno, in.family, in.nulls_strewn};
 
 			return l;
 		}
@@ -350,7 +352,7 @@ place_grouping(Placer *pl, Plan *p, int ncols, AttrNumber *cols, Oid *ops,
 	}
 	for (int i = 0; i < ncols; i++)
 	{
-		if (in.kind == LOCUS_HASHED && cols[i] == in.col &&
+		if (in.kind == LOCUS_HASHED && !in.nulls_strewn && cols[i] == in.col &&
 			op_in_hash_family(ops[i], in.family))
 		{
 			*out = map_locus(in, p->targetlist, OUTER_VAR);
@@ -671,6 +673,28 @@ inner_side_ok(JoinType jt)
 	return jt == JOIN_INNER || jt == JOIN_RIGHT;
 }
 
+/*
+ * The join's output locus from one side's (varno OUTER_VAR or INNER_VAR).
+ * An outer join keeps the rows of one side that found no partner, with
+ * NULL for the other side's columns, on the member where the kept row is:
+ * a column of the side that gets NULLs is still hashed where it is not
+ * NULL, which a join on it may rely on (an equality never matches NULL),
+ * but a grouping may not: its NULL group would be made on every member.
+ */
+static Locus
+join_locus(Join *join, Locus l, int varno)
+{
+	JoinType	jt = join->jointype;
+
+	l = map_locus(l, join->plan.targetlist, varno);
+	if (l.kind == LOCUS_HASHED &&
+		(jt == JOIN_FULL ||
+		 (varno == OUTER_VAR && jt == JOIN_RIGHT) ||
+		 (varno == INNER_VAR && jt == JOIN_LEFT)))
+		l.nulls_strewn = true;
+	return l;
+}
+
 static bool
 place_join(Placer *pl, Plan **pp, Locus *out)
 {
@@ -707,9 +731,9 @@ place_join(Placer *pl, Plan **pp, Locus *out)
 				is_col(kp->outer, OUTER_VAR, lo.col) &&
 				is_col(kp->inner, INNER_VAR, li.col))
 			{
-				*out = map_locus(lo, join->plan.targetlist, OUTER_VAR);
+				*out = join_locus(join, lo, OUTER_VAR);
 				if (out->kind != LOCUS_HASHED && jt == JOIN_INNER)
-					*out = map_locus(li, join->plan.targetlist, INNER_VAR);
+					*out = join_locus(join, li, INNER_VAR);
 				return true;
 			}
 		}
@@ -721,12 +745,12 @@ place_join(Placer *pl, Plan **pp, Locus *out)
 	}
 	if (partitioned(lo) && !partitioned(li) && outer_side_ok(jt))
 	{
-		*out = map_locus(lo, join->plan.targetlist, OUTER_VAR);
+		*out = join_locus(join, lo, OUTER_VAR);
 		return true;
 	}
 	if (!partitioned(lo) && partitioned(li) && inner_side_ok(jt))
 	{
-		*out = (jt == JOIN_INNER) ? map_locus(li, join->plan.targetlist, INNER_VAR)
+		*out = (jt == JOIN_INNER) ? join_locus(join, li, INNER_VAR)
 			: locus(LOCUS_STREWN);
 		return true;
 	}
@@ -746,8 +770,7 @@ place_join(Placer *pl, Plan **pp, Locus *out)
 				  is_col(key, OUTER_VAR, lo.col)))
 				join->plan.lefttree = insert_exchange(pl, join->plan.lefttree,
 													  key, family);
-			*out = map_locus(shuffled_locus(key, family),
-							 join->plan.targetlist, OUTER_VAR);
+			*out = join_locus(join, shuffled_locus(key, family), OUTER_VAR);
 			return true;
 		}
 		if (partitioned(li) && jt == JOIN_INNER && side_slot(join, false, &slot, NULL))
@@ -817,13 +840,13 @@ place_join(Placer *pl, Plan **pp, Locus *out)
 				if (move_inner)
 					*islot = insert_exchange(pl, *islot, ikey, best_key->family);
 				if (!move_outer)
-					*out = map_locus(lo, join->plan.targetlist, OUTER_VAR);
+					*out = join_locus(join, lo, OUTER_VAR);
 				else if (IsA(rx_strip_relabel(best_key->outer), Var))
 				{
 					Locus		l = {LOCUS_HASHED,
 						((Var *) rx_strip_relabel(best_key->outer))->varattno, best_key->family};
 
-					*out = map_locus(l, join->plan.targetlist, OUTER_VAR);
+					*out = join_locus(join, l, OUTER_VAR);
 				}
 				else
 					*out = locus(LOCUS_STREWN);
@@ -852,7 +875,7 @@ place_join(Placer *pl, Plan **pp, Locus *out)
 				if (!partitioned(lo) && !partitioned(li))
 					*out = locus(LOCUS_REPLICATED);
 				else if (partitioned(lo))
-					*out = map_locus(lo, join->plan.targetlist, OUTER_VAR);
+					*out = join_locus(join, lo, OUTER_VAR);
 				else
 					*out = locus(LOCUS_STREWN);
 				return true;

@@ -3,7 +3,10 @@
 # runs on distributed tables and on plain copies of the same rows, and
 # the answers must be the same.  Once through member 0 with one process
 # per member, once through member 1 with two workers per member and every
-# table big enough for them.  The tables: keys with NULLs, a skewed key
+# table big enough for them, once through member 2 read by a cursor a few
+# rows at a time (a portal run in batches), once with the integers as
+# parameters of prepared statements run with generic plans (the bound
+# values travel with the fragments).  The tables: keys with NULLs, a skewed key
 # and keys without a match (ord.o_cust), an empty table, a reference
 # table, a table distributed on a column that is not its key (item).
 use strict;
@@ -75,11 +78,11 @@ sub dsn
 # random_queries.py with the queries of seed, entering through member
 sub run_seed
 {
-	my ($name, $seed, $count, $member, $settings) = @_;
+	my ($name, $seed, $count, $member, $settings, @more) = @_;
 	my $out = '';
 	my $ok = eval {
 		IPC::Run::run([ $python, $script, '--seed', $seed, '--count', $count,
-				'--dist', dsn($member), '--local', dsn(0), '--settings', $settings ],
+				'--dist', dsn($member), '--local', dsn(0), '--settings', $settings, @more ],
 			'>', \$out, '2>&1', IPC::Run::timeout(1200));
 	};
 	my ($summary) = $out =~ /^(summary: .*)$/m;
@@ -96,6 +99,10 @@ run_seed('seed 1 through member 0', 1, 200, 0, '');
 run_seed('seed 2 through member 1, two workers per member', 2, 200, 1,
 	'SET rdma_exchange.workers_per_member = 2; SET min_parallel_table_scan_size = 0; '
 	  . 'SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0;');
+run_seed('seed 3 through member 2, read by a cursor 7 rows a fetch', 3, 150, 2, '',
+	'--fetch', 7);
+run_seed('seed 4 through member 0, integers as parameters of generic plans', 4, 150, 0, '',
+	'--prepared');
 
 $rx->check_clean("after the random queries");
 $rx->teardown;
