@@ -15,14 +15,18 @@
 # deterministic multiset), set operations, CTEs, LATERAL, ROLLUP/CUBE.
 # A hand-written differential suite checks the shapes we thought of; this
 # finds the combinations nobody wrote down (it found a keyed lookup that
-# lost rows after batching, and a merge join whose inner side could not
-# restore marks).
+# lost rows after batching, a merge join whose inner side could not
+# restore marks, a NULL group made once per member after a FULL JOIN, an
+# UPDATE whose IN (SELECT ...) each member ran over its own part, and an
+# ANALYZE waiting for its own transaction's locks).
 #
 # Prints one line per query whose answers differ or that failed only on
 # the distributed side, then "summary: N queries, C compared, D
-# different, E errors, T timeouts".  A query that fails or times out on
-# the plain tables is not compared; one that times out only on the
-# distributed tables is counted apart (a slow plan, not a wrong row).
+# different, E errors, T timeouts, R refused".  A query that fails or
+# times out on the plain tables is not compared; one that times out only
+# on the distributed tables is counted apart (a slow plan, not a wrong
+# row), and so is one refused there with feature_not_supported (0A000: a
+# write shape the cluster does not take, said so).
 # Exit status 0 when nothing differed and nothing failed.
 import argparse
 import random
@@ -259,6 +263,23 @@ class Gen:
         ic, _ = r.choice(self.cols(rels, ['int']))
         return 'SELECT %s::text || \'x\', upper(%s::text), %s %% 7 FROM %s%s' % (c1, c2, ic, frm, where)
 
+    def write(self):
+        """an UPDATE, DELETE or INSERT ... SELECT of one table, and the table"""
+        r = self.r
+        t = self.pick_table()
+        a = self.alias()
+        where = (' WHERE ' + self.pred([(a, t)], 1)) if r.random() < 0.9 else ''
+        k = r.random()
+        if k < 0.45:
+            # never a key or the distribution column (item's is i_ord)
+            col, ty = r.choice([c for c in TABLES[t][1:] if c[1] != 'date' and c[0] != 'i_ord'])
+            expr = {'int': 'coalesce(%s.%s, 0) + 1', 'num': '%s.%s * 2', 'float': '%s.%s + 0.5',
+                    'text': "%s.%s || 'u'", 'bool': 'NOT %s.%s'}[ty] % (a, col)
+            return 'UPDATE %s %s SET %s = %s%s' % (t, a, col, expr, where), t
+        if k < 0.8:
+            return 'DELETE FROM %s %s%s' % (t, a, where), t
+        return 'INSERT INTO %s SELECT %s.* FROM %s %s%s' % (t, a, t, a, where), t
+
     def prepared(self):
         """the next query with its integers as parameters, and their values"""
         self.params = []
@@ -334,6 +355,27 @@ def answer(conn, query, fetch=0, params=()):
         return None, (e.pgcode, (e.pgerror or str(e)).strip().splitlines()[0])
 
 
+def answer_write(conn, stmt, table):
+    """
+    The number of rows stmt changed and the table's rows after it, in a
+    transaction rolled back after; or (None, (sqlstate, message))
+    (RETURNING is refused on distributed tables)
+    """
+    def text(rows):
+        return sorted(tuple('NULL' if v is None else str(v) for v in row) for row in rows)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(stmt)
+            changed = [(str(cur.rowcount),)]
+            cur.execute('SELECT * FROM %s' % table)
+            after = text(cur.fetchall())
+        return (changed, after), None
+    except psycopg2.Error as e:
+        return None, (e.pgcode, (e.pgerror or str(e)).strip().splitlines()[0])
+    finally:
+        conn.rollback()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--seed', type=int, required=True)
@@ -345,26 +387,37 @@ def main():
                     help='integers as parameters of prepared statements, generic plans on both sides')
     ap.add_argument('--fetch', type=int, default=0,
                     help='read the distributed answers through a cursor, this many rows a fetch')
+    ap.add_argument('--writes', action='store_true',
+                    help='UPDATE, DELETE and INSERT ... SELECT: the rows changed and the table after, rolled back')
     a = ap.parse_args()
     if a.prepared and a.fetch:
         ap.error('--prepared and --fetch: a cursor cannot be declared for EXECUTE')
     generic = 'SET plan_cache_mode = force_generic_plan;' if a.prepared else ''
-    dist = connect(a.dist, 'd', a.settings + generic, a.fetch)
-    local = connect(a.local, 'l', generic)
+    dist = connect(a.dist, 'd', a.settings + generic, a.fetch or a.writes)
+    local = connect(a.local, 'l', generic, a.writes)
     gen = Gen(a.seed)
-    compared = different = errors = timeouts = 0
+    compared = different = errors = timeouts = refused = 0
     for i in range(a.count):
-        if a.prepared:
-            q, params = gen.prepared()
+        if a.writes:
+            q, table = gen.write()
+            lrows, lerr = answer_write(local, q, table)
         else:
-            q, params = gen.query(), []
-        lrows, lerr = answer(local, q, params=params)
+            q, params = gen.prepared() if a.prepared else (gen.query(), [])
+            lrows, lerr = answer(local, q, params=params)
         if lerr is not None:
             continue
-        drows, derr = answer(dist, q, a.fetch, params)
+        if a.writes:
+            drows, derr = answer_write(dist, q, table)
+        else:
+            drows, derr = answer(dist, q, a.fetch, params)
         if derr is not None and derr[0] == '57014':
             timeouts += 1
             print('timeout #%d (distributed only): %s' % (i, q), flush=True)
+            continue
+        if derr is not None and derr[0] == '0A000':
+            # a clear "not supported" (README: what distributed writes take)
+            refused += 1
+            print('refused #%d: %s\n  %s' % (i, derr[1], q), flush=True)
             continue
         if derr is not None:
             errors += 1
@@ -373,12 +426,16 @@ def main():
         compared += 1
         if drows != lrows:
             different += 1
+            if a.writes:
+                # what differs: the count of rows changed, else the table after
+                which = 0 if drows[0] != lrows[0] else 1
+                drows, lrows = drows[which], lrows[which]
             extra = sorted(set(drows) - set(lrows))[:3]
             missing = sorted(set(lrows) - set(drows))[:3]
             print('DIFFERENT #%d: %d rows, plain %d; extra %s, missing %s\n  %s'
                   % (i, len(drows), len(lrows), extra, missing, q), flush=True)
-    print('summary: %d queries, %d compared, %d different, %d errors, %d timeouts'
-          % (a.count, compared, different, errors, timeouts))
+    print('summary: %d queries, %d compared, %d different, %d errors, %d timeouts, %d refused'
+          % (a.count, compared, different, errors, timeouts, refused))
     return 0 if different == 0 and errors == 0 else 1
 
 

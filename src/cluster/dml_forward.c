@@ -224,7 +224,13 @@ colocating_equality(Colocation *c, Node *node, Query *inner, int target_levelsup
 			return 0;
 		r = inner_side;
 	}
-	if (dist_column(c->top, r, target_levelsup, &target) &&
+	/*
+	 * either order, but IN's sides are fixed: the left one is the outer
+	 * query's, the other the subquery's output, which can look like a
+	 * column of the outer query to dist_column() (same varno, level 0)
+	 */
+	if (inner_side == NULL &&
+		dist_column(c->top, r, target_levelsup, &target) &&
 		dist_column(inner, l, 0, &other))
 	{
 		Node	   *swap = l;

@@ -557,9 +557,7 @@ materialize_merge_inners(RxPlanContext *ctx, Plan *plan)
 	rx_map_plan_children(ctx, plan, materialize_merge_inners);
 	if (IsA(plan, MergeJoin) && !((MergeJoin *) plan)->skip_mark_restore &&
 		!supports_mark(plan->righttree))
-	{
 		plan->righttree = material_over(plan->righttree, rx_new_node_id(ctx));
-	}
 	return plan;
 }
 

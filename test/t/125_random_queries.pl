@@ -6,7 +6,9 @@
 # table big enough for them, once through member 2 read by a cursor a few
 # rows at a time (a portal run in batches), once with the integers as
 # parameters of prepared statements run with generic plans (the bound
-# values travel with the fragments).  The tables: keys with NULLs, a skewed key
+# values travel with the fragments), and once as writes: UPDATE, DELETE
+# and INSERT ... SELECT, compared by the rows they changed and the table
+# after, each rolled back.  The tables: keys with NULLs, a skewed key
 # and keys without a match (ord.o_cust), an empty table, a reference
 # table, a table distributed on a column that is not its key (item).
 use strict;
@@ -95,6 +97,7 @@ sub run_seed
 	diag($1) while $out =~ /^(timeout #.*)$/mg;
 }
 
+my %s;
 run_seed('seed 1 through member 0', 1, 200, 0, '');
 run_seed('seed 2 through member 1, two workers per member', 2, 200, 1,
 	'SET rdma_exchange.workers_per_member = 2; SET min_parallel_table_scan_size = 0; '
@@ -103,6 +106,24 @@ run_seed('seed 3 through member 2, read by a cursor 7 rows a fetch', 3, 150, 2, 
 	'--fetch', 7);
 run_seed('seed 4 through member 0, integers as parameters of generic plans', 4, 150, 0, '',
 	'--prepared');
+
+run_seed('seed 5 through member 1, UPDATE, DELETE and INSERT ... SELECT (rolled back)',
+	5, 150, 1, '', '--writes');
+
+# the shape the writes found: an IN over another distributed table whose
+# output column looked like the target's distribution column (same
+# position), so each member ran the subquery over its own part only
+for my $schema ('d', 'l')
+{
+	my $q = qq{BEGIN;
+		UPDATE $schema.ord SET o_cust = coalesce(o_cust, 0) + 1
+		 WHERE o_cust IN (SELECT i_id FROM $schema.item WHERE i_price > 12.5);
+		SELECT count(*) FROM $schema.ord WHERE o_cust IN (SELECT i_id + 1 FROM $schema.item WHERE i_price > 12.5);
+		ROLLBACK;};
+	# the plain copies are member 0's own tables
+	$s{$schema} = $rx->safe_psql($schema eq 'd' ? 1 : 0, $q);
+}
+is($s{d}, $s{l}, 'UPDATE ... WHERE col IN (SELECT another distributed table\'s column): every member\'s rows');
 
 $rx->check_clean("after the random queries");
 $rx->teardown;
