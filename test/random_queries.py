@@ -309,14 +309,14 @@ class Gen:
         return self.select()[0]
 
 
-def connect(dsn, schema, settings, fetch=0):
+def connect(dsn, schema, settings, in_transactions=False):
+    """in_transactions: statements in transactions the caller ends (cursors, writes)"""
     conn = psycopg2.connect(dsn)
     conn.autocommit = True
     with conn.cursor() as cur:
         cur.execute("SET search_path = %s, public; SET statement_timeout = '20s';"
                     " SET extra_float_digits = 0; %s" % (schema, settings))
-    # a cursor lives in a transaction
-    conn.autocommit = not fetch
+    conn.autocommit = not in_transactions
     return conn
 
 
@@ -393,7 +393,7 @@ def main():
     if a.prepared and a.fetch:
         ap.error('--prepared and --fetch: a cursor cannot be declared for EXECUTE')
     generic = 'SET plan_cache_mode = force_generic_plan;' if a.prepared else ''
-    dist = connect(a.dist, 'd', a.settings + generic, a.fetch or a.writes)
+    dist = connect(a.dist, 'd', a.settings + generic, bool(a.fetch) or a.writes)
     local = connect(a.local, 'l', generic, a.writes)
     gen = Gen(a.seed)
     compared = different = errors = timeouts = refused = 0
