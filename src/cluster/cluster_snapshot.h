@@ -23,6 +23,19 @@
 extern List *rx_cluster_snapshot(EState *estate);
 
 /*
+ * coordinator: a round of gathers by query (exec/receive_query.c) that
+ * takes the query's cluster snapshot with its fragments: the first
+ * fragment of a member's round says RX_SNAPSHOT_TAKE for that member, the
+ * others RX_SNAPSHOT_HELD; after the round the query's snapshot of other
+ * members is RX_SNAPSHOT_GONE (a message with it fails there)
+ */
+#define RX_SNAPSHOT_TAKE "take"
+#define RX_SNAPSHOT_HELD "held"
+#define RX_SNAPSHOT_GONE "gone"
+extern const char *rx_cluster_snapshot_round_begin(EState *estate);
+extern void rx_cluster_snapshot_round_end(bool ok);
+
+/*
  * coordinator at REPEATABLE READ and above: member's part of the
  * transaction's cluster snapshot (taken now if not yet), exported there
  * for SET TRANSACTION SNAPSHOT

@@ -109,6 +109,14 @@ pool_settle(PooledConn *pc)
 	if (!pc->pending)
 		return true;
 	pc->pending = false;
+	if (PQpipelineStatus(pc->conn) != PQ_PIPELINE_OFF)
+	{
+		/* a round of gathers (receive_query.c), ended by its Sync */
+		res = PQgetResult(pc->conn);
+		ok = (res != NULL && PQresultStatus(res) == PGRES_PIPELINE_SYNC);
+		PQclear(res);
+		return ok && PQexitPipelineMode(pc->conn) == 1;
+	}
 	while ((res = PQgetResult(pc->conn)) != NULL)
 	{
 		if (PQresultStatus(res) != PGRES_COMMAND_OK &&

@@ -204,11 +204,11 @@ direct_begin(CustomScanState *node, EState *estate, int eflags)
 }
 
 /*
- * The call that runs the plan on the member: natts text columns back, and
- * the report column (see rx_execute_direct())
+ * The call that runs the plan on the member, the message its parameter:
+ * natts text columns back, and the report column (see rx_execute_direct())
  */
-static char *
-direct_call_sql(int natts)
+char *
+rx_direct_call_sql(int natts)
 {
 	StringInfoData sql;
 
@@ -236,7 +236,7 @@ rx_direct_send(PGconn *conn, const char *member, bool pooled,
 
 	if (natts >= 64)
 	{
-		if (!PQsendQueryParams(conn, direct_call_sql(natts), 1, NULL, values,
+		if (!PQsendQueryParams(conn, rx_direct_call_sql(natts), 1, NULL, values,
 							   NULL, NULL, 0))
 			rx_report_remote_error(ERROR, conn, NULL, member,
 								   "could not send a directly dispatched query");
@@ -248,7 +248,7 @@ rx_direct_send(PGconn *conn, const char *member, bool pooled,
 		{
 			PGresult   *res;
 
-			if (!PQsendPrepare(conn, name, direct_call_sql(natts), 1, NULL))
+			if (!PQsendPrepare(conn, name, rx_direct_call_sql(natts), 1, NULL))
 				rx_report_remote_error(ERROR, conn, NULL, member,
 									   "could not prepare a directly dispatched query");
 			while ((res = rx_get_result(conn, member)) != NULL)

@@ -40,6 +40,7 @@ struct RxMember;
 extern struct pg_conn *rx_direct_conn(struct RxMember *member, EState *estate,
 									  bool *in_xact);
 extern void rx_direct_conn_done(struct pg_conn *conn, bool in_xact);
+extern char *rx_direct_call_sql(int natts);
 extern void rx_direct_send(struct pg_conn *conn, const char *member,
 						   bool pooled, const char *message, int natts);
 extern bool rx_direct_next_row(struct pg_conn *conn, const char *member,

@@ -107,6 +107,8 @@ typedef struct RxReceiveState
 	bool		query_sent;		/* sent, rows not read yet */
 	struct pg_conn **query_conns;	/* ... on these, per member */
 	bool	   *query_in_xact;	/* ... the transaction's session there */
+	Tuplestorestate **query_prefetched; /* the other members' rows, read
+										 * with another gather's round */
 
 	/* a fallback keyed by the distribution column, or NULL */
 	struct RxKeyed *keyed;
@@ -126,6 +128,14 @@ extern TupleTableSlot *rx_receive_query_next(RxReceiveState *r);
 extern void rx_receive_query_reset(RxReceiveState *r, bool rescan);
 extern void rx_receive_query_explain(RxReceiveState *r, ExplainState *es);
 extern void rx_receive_query_init(void);
+extern Plan *rx_receive_query_fragment(Plan *fragment, int tuples_needed);
+extern uint64 rx_receive_query_here(RxReceiveState *r, List *snapshots, int self,
+									const char *name, int tuples_needed,
+									Tuplestorestate *store);
+extern List *rx_receive_query_siblings(RxReceiveState *r);
+
+/* receive_round.c: a round of gathers by query taking the snapshot (see there) */
+extern bool rx_receive_query_round(RxReceiveState *r);
 
 /* receive_shared.c: a RECEIVE shared by a Gather's workers (see there) */
 struct ParallelContext;

@@ -114,8 +114,8 @@ rx_receive_by_query(RxReceiveState *r)
 }
 
 /* the fragment, bounded by the LIMIT above the gather */
-static Plan *
-bounded_fragment(Plan *fragment, int tuples_needed)
+Plan *
+rx_receive_query_fragment(Plan *fragment, int tuples_needed)
 {
 	Limit	   *limit;
 
@@ -139,13 +139,34 @@ bounded_fragment(Plan *fragment, int tuples_needed)
 static bool
 use_snapshot_walker(PlanState *ps, void *context)
 {
+	Snapshot	snap = (Snapshot) context;
+
 	if (ps == NULL)
 		return false;
-	if (IsA(ps, BitmapHeapScanState) && ((ScanState *) ps)->ss_currentScanDesc != NULL)
-		((ScanState *) ps)->ss_currentScanDesc->rs_snapshot = (Snapshot) context;
-	else if (IsA(ps, BitmapIndexScanState) &&
-			 ((BitmapIndexScanState *) ps)->biss_ScanDesc != NULL)
-		((BitmapIndexScanState *) ps)->biss_ScanDesc->xs_snapshot = (Snapshot) context;
+	switch (nodeTag(ps))
+	{
+		case T_SeqScanState:
+		case T_SampleScanState:
+		case T_BitmapHeapScanState:
+		case T_TidRangeScanState:
+			if (((ScanState *) ps)->ss_currentScanDesc != NULL)
+				((ScanState *) ps)->ss_currentScanDesc->rs_snapshot = snap;
+			break;
+		case T_IndexScanState:
+			if (((IndexScanState *) ps)->iss_ScanDesc != NULL)
+				((IndexScanState *) ps)->iss_ScanDesc->xs_snapshot = snap;
+			break;
+		case T_IndexOnlyScanState:
+			if (((IndexOnlyScanState *) ps)->ioss_ScanDesc != NULL)
+				((IndexOnlyScanState *) ps)->ioss_ScanDesc->xs_snapshot = snap;
+			break;
+		case T_BitmapIndexScanState:
+			if (((BitmapIndexScanState *) ps)->biss_ScanDesc != NULL)
+				((BitmapIndexScanState *) ps)->biss_ScanDesc->xs_snapshot = snap;
+			break;
+		default:
+			break;
+	}
 	return planstate_tree_walker(ps, use_snapshot_walker, context);
 }
 
@@ -153,7 +174,9 @@ use_snapshot_walker(PlanState *ps, void *context)
  * Make the plan below ps read with snap.  Scans open their table and
  * index scans when they first run, with estate->es_snapshot, which the
  * caller sets; but PostgreSQL 15 opens a bitmap scan's heap and index
- * scans when the plan is initialized, with the statement's snapshot.
+ * scans when the plan is initialized, with the statement's snapshot, and
+ * a scan run again (a rescan, a round of gathers run again the usual
+ * way) keeps the snapshot it opened with, which its run unregistered.
  * Before they read anything, they take snap too.
  */
 void
@@ -169,8 +192,8 @@ rx_planstate_use_snapshot(PlanState *ps, Snapshot snap)
  * This member's part, in this backend, with this member's share of the
  * cluster snapshot (NIL: the statement's own), into store.
  */
-static uint64
-run_here(RxReceiveState *r, List *snapshots, int self, const char *name,
+uint64
+rx_receive_query_here(RxReceiveState *r, List *snapshots, int self, const char *name,
 		 int tuples_needed, Tuplestorestate *store)
 {
 	EState	   *estate = r->css.ss.ps.state;
@@ -235,7 +258,7 @@ query_send(RxReceiveState *r)
 		r->query_conns = palloc0(sizeof(PGconn *) * RX_MAX_MEMBERS);
 		r->query_in_xact = palloc0(sizeof(bool) * RX_MAX_MEMBERS);
 	}
-	message = rx_direct_message(bounded_fragment(outerPlan(shuffle), si.tuples_needed),
+	message = rx_direct_message(rx_receive_query_fragment(outerPlan(shuffle), si.tuples_needed),
 								estate,
 								rx_consistent_reads ? rx_cluster_snapshot(estate) : NIL,
 								NULL, NIL);
@@ -360,7 +383,7 @@ unsent_gathers(PlanState *ps, void *context)
 
 		/* a keyed gather reads by key; its gather may never run */
 		if (r->by_query && !r->query_sent && r->query_rows == NULL &&
-			!rx_receive_keyed_active(r))
+			r->query_prefetched == NULL && !rx_receive_keyed_active(r))
 			*(List **) context = lappend(*(List **) context, r);
 	}
 	return planstate_tree_walker(ps, unsent_gathers, context);
@@ -376,15 +399,16 @@ unsent_gathers(PlanState *ps, void *context)
  * needed must change nothing.  Not after the transaction wrote: its one
  * session on each member can run one statement at a time.
  */
-static void
-send_siblings(RxReceiveState *r)
+List *
+rx_receive_query_siblings(RxReceiveState *r)
 {
 	EState	   *estate = r->css.ss.ps.state;
 	List	   *gathers = NIL;
+	List	   *siblings = NIL;
 	ListCell   *lc;
 
 	if (rx_xact_changed_before(estate->es_snapshot->curcid))
-		return;
+		return NIL;
 	foreach(lc, estate->es_subplanstates)
 		(void) unsent_gathers(lfirst(lc), &gathers);
 	foreach(lc, gathers)
@@ -394,8 +418,18 @@ send_siblings(RxReceiveState *r)
 
 		if (g != r && !rx_takes_values(shuffle, estate->es_plannedstmt->paramExecTypes) &&
 			rx_plan_speculation_safe(outerPlan(shuffle)))
-			query_send(g);
+			siblings = lappend(siblings, g);
 	}
+	return siblings;
+}
+
+static void
+send_siblings(RxReceiveState *r)
+{
+	ListCell   *lc;
+
+	foreach(lc, rx_receive_query_siblings(r))
+		query_send(lfirst(lc));
 }
 
 /*
@@ -430,8 +464,22 @@ query_collect(RxReceiveState *r)
 
 	if (si.single_sender < 0 || si.single_sender == self)
 		r->query_counts[self] +=
-			run_here(r, rx_consistent_reads ? rx_cluster_snapshot(estate) : NIL,
+			rx_receive_query_here(r, rx_consistent_reads ? rx_cluster_snapshot(estate) : NIL,
 					 self, members[self].name, si.tuples_needed, r->query_rows[self]);
+
+	/* read already, with another gather's round (query_round()) */
+	if (r->query_prefetched != NULL)
+	{
+		for (int m = 0; m < nmembers; m++)
+			if (m != self)
+			{
+				tuplestore_end(r->query_rows[m]);
+				r->query_rows[m] = r->query_prefetched[m];
+				r->query_counts[m] += tuplestore_tuple_count(r->query_rows[m]);
+			}
+		r->query_prefetched = NULL;
+		return;
+	}
 
 	/* rows are converted in a short-lived context, then copied in */
 	text_rows = rx_text_rows(desc);
@@ -480,8 +528,10 @@ query_collect(RxReceiveState *r)
 void
 rx_receive_query_run(RxReceiveState *r)
 {
-	if (!r->query_sent)
+	if (!r->query_sent && r->query_prefetched == NULL)
 	{
+		if (rx_receive_query_round(r))
+			return;
 		query_send(r);
 		send_siblings(r);
 	}
@@ -512,6 +562,13 @@ rx_receive_query_reset(RxReceiveState *r, bool rescan)
 	/* sent early and never read (receive.c ends or rescans it) */
 	if (r->query_sent)
 		query_release(r, true);
+	if (r->query_prefetched != NULL)
+	{
+		for (int m = 0; m < RX_MAX_MEMBERS; m++)
+			if (r->query_prefetched[m] != NULL)
+				tuplestore_end(r->query_prefetched[m]);
+		r->query_prefetched = NULL;
+	}
 	if (r->query_rows == NULL)
 		return;
 	for (int m = 0; m < r->query_members; m++)

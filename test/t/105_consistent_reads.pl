@@ -107,6 +107,12 @@ for my $i (0 .. $n - 1)
 {
 	my ($out, $err) = ('', '');
 	my $sql = "SELECT 'sum', sum(bal) FROM acct;\nSELECT 'mismatch', ($mismatch_sql);\n" x $queries;
+	# through member 0 also two small gathers in one query, which go out
+	# in one round trip and take the cluster snapshot with them: both
+	# halves must come from the same moment
+	$sql .= ("SELECT 'halves', (SELECT sum(bal) FROM acct WHERE id % 2 = 0)"
+		. " + (SELECT sum(bal) FROM acct WHERE id % 2 = 1);\n") x $queries
+	  if $i == 0;
 	# through member 1 by bitmap scans, which PostgreSQL opens with the
 	# statement's snapshot when the plan starts: this member's part, run
 	# in the reader's backend, must read with its share of the cluster's
@@ -160,6 +166,12 @@ for my $r (@readers)
 	is(scalar(grep { $_ != 0 } @mismatches), 0,
 		"through member $i: every balance agrees with the ledger in the same query")
 	  or diag(join(' ', @mismatches));
+	next if $i != 0;
+	my @halves = ($$out =~ /^halves\|(\d+)$/mg);
+	is(scalar @halves, $queries, "readers through member $i: $queries sums of two halves");
+	is(scalar(grep { $_ != $total } @halves), 0,
+		"through member $i: two gathers of one query see the same moment")
+	  or diag(join(' ', @halves));
 }
 
 $rr->finish;
@@ -191,6 +203,26 @@ is($plain->safe_psql('postgres', $mismatch_sql), '0',
 cmp_ok($plain->safe_psql('postgres', 'SELECT count(*) FROM ledger'), '>', 0,
 	'restored: the ledger holds transfers made before the dump');
 $plain->stop;
+
+# --- a committer between its first and last commit ---------------------------
+# It holds member 1's barrier (as a prepared transaction of a two-phase
+# commit does).  A query of small gathers (min, max and sum, whose round
+# takes the cluster snapshot with the fragments) finds it taken there: it
+# must not read, but roll its round back and wait for the commit as every
+# distributed query does, then answer.
+$rx->safe_psql(1, q{BEGIN; SELECT rdma_exchange.barrier_commit();
+	PREPARE TRANSACTION 'rx_test_barrier'});
+my ($w_out, $w_err) = ('', '');
+my $waiter = $rx->background_psql(0,
+	"SELECT min(id), max(id), sum(bal) FROM acct;\n", \$w_out, \$w_err);
+ok($rx->poll_query_until(1, q{SELECT count(*) > 0 FROM pg_locks
+	WHERE locktype = 'advisory' AND objsubid = 3 AND NOT granted}),
+	'a query of small gathers waits for the barrier a committer holds');
+is($w_out, '', '... and has not answered meanwhile');
+$rx->safe_psql(1, q{COMMIT PREPARED 'rx_test_barrier'});
+$waiter->finish;
+is($w_err, '', 'after the commit: no error');
+is($w_out, "1|$naccounts|$total\n", 'after the commit: the answer');
 
 # --- at the end ---------------------------------------------------------------
 for my $i (0 .. $n - 1)
