@@ -34,6 +34,8 @@
 #include "libpq-fe.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
+#include "portability/instr_time.h"
+#include "tcop/pquery.h"
 #include "utils/memutils.h"
 
 #include "cluster/cluster_snapshot.h"
@@ -137,7 +139,13 @@ round_covers_query(EState *estate, List *gathers)
 	OnceWalk	w = {0};
 	ListCell   *lc;
 
-	if (estate->es_top_eflags & (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK))
+	/*
+	 * A scrollable cursor runs its plan again when it goes back, a WITH
+	 * HOLD cursor when its transaction commits (PersistHoldablePortal()).
+	 */
+	if ((estate->es_top_eflags & (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) ||
+		(ActivePortal != NULL &&
+		 (ActivePortal->cursorOptions & (CURSOR_OPT_HOLD | CURSOR_OPT_SCROLL))))
 		return false;
 	w.stmt = estate->es_plannedstmt;
 	w.ok = true;
@@ -299,6 +307,8 @@ rx_receive_query_round(RxReceiveState *r)
 	RoundGather *rgs;
 	int			ngathers;
 	MemoryContext row_cxt;
+	instr_time	start,
+				elapsed;
 	bool		ok = true;
 	ListCell   *lc;
 
@@ -370,10 +380,14 @@ rx_receive_query_round(RxReceiveState *r)
 					rgs[0].rows[self]);
 	row_cxt = AllocSetContextCreate(CurrentMemoryContext, "rdma_exchange gathered row",
 									ALLOCSET_SMALL_SIZES);
+	INSTR_TIME_SET_CURRENT(start);
 	for (int m = 0; m < nmembers; m++)
 		if (m != self)
 			ok &= round_read(rgs, items[m], nitems[m], m, conns[m],
 							 members[m].name, row_cxt, &reports);
+	INSTR_TIME_SET_CURRENT(elapsed);
+	INSTR_TIME_SUBTRACT(elapsed, start);
+	r->data_wait_ms += INSTR_TIME_GET_MILLISEC(elapsed);
 	MemoryContextDelete(row_cxt);
 	for (int k = 0; k < ngathers; k++)
 		ExecDropSingleTupleTableSlot(rgs[k].slot);

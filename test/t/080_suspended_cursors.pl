@@ -137,6 +137,31 @@ CLOSE h;}),
 	'WITH HOLD cursor: the rest after COMMIT');
 $rx->check_clean('WITH HOLD cursor');
 
+# small gathers (a range by index, min and max) go out in one round that
+# takes the query's cluster snapshot with them; a WITH HOLD cursor runs
+# its plan again at commit, a SCROLL cursor when it goes back: both must
+# still read every row once, from one snapshot
+is( $rx->safe_psql(0, q{BEGIN;
+DECLARE s CURSOR WITH HOLD FOR SELECT id FROM big WHERE id BETWEEN 100 AND 104 ORDER BY id;
+FETCH 2 s;
+COMMIT;
+FETCH ALL s;
+CLOSE s;
+BEGIN;
+DECLARE m CURSOR WITH HOLD FOR SELECT min(id), max(id) FROM big;
+COMMIT;
+FETCH ALL m;
+CLOSE m;
+BEGIN;
+DECLARE b SCROLL CURSOR FOR SELECT id FROM big WHERE id BETWEEN 100 AND 104 ORDER BY id;
+FETCH 3 b;
+FETCH BACKWARD 2 b;
+FETCH ABSOLUTE 5 b;
+COMMIT;}),
+	join("\n", 100 .. 104, '1|60000', 100, 101, 102, 101, 100, 104),
+	'cursors over small gathers: WITH HOLD and SCROLL');
+$rx->check_clean('cursors over small gathers');
+
 # after a write in the transaction, the cursor's rows are read at once:
 # nothing stays on the members while it is suspended
 {
