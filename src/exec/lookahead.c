@@ -21,7 +21,9 @@
  * n's rows from the batch.
  *
  * Batches grow from LOOKAHEAD_FIRST to LOOKAHEAD_MAX rows, so a loop under
- * a LIMIT reads little ahead.  The planner puts a LOOKAHEAD only over an
+ * a LIMIT reads little ahead; the first is as large as the planner expects
+ * the outer side to be (half again, for a low estimate), up to four times
+ * LOOKAHEAD_FIRST, so that a few dozen rows cost one batch, not two.  The planner puts a LOOKAHEAD only over an
  * outer side whose extra rows are harmless to read (no volatile
  * functions, no row locks: fallback.c), since the loop may stop before
  * it needs them.
@@ -29,6 +31,8 @@
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include <math.h>
 
 #include "commands/explain.h"
 #include "executor/executor.h"
@@ -66,6 +70,15 @@ typedef struct LookaheadState
 	uint64		batches;		/* for EXPLAIN ANALYZE */
 	uint64		lookups;
 } LookaheadState;
+
+/* the first batch's size: see the banner */
+static int
+first_batch(Plan *plan)
+{
+	double		rows = ceil(plan->plan_rows * 1.5);
+
+	return (int) Max(LOOKAHEAD_FIRST, Min(rows, LOOKAHEAD_FIRST * 4));
+}
 
 static CustomScanMethods lookahead_plan_methods;
 static CustomExecMethods lookahead_exec_methods;
@@ -148,7 +161,7 @@ lookahead_begin(CustomScanState *node, EState *estate, int eflags)
 									ALLOCSET_DEFAULT_SIZES);
 	st->out = ExecInitExtraTupleSlot(estate, ExecGetResultType(st->child),
 									 &TTSOpsMinimalTuple);
-	st->batch_size = LOOKAHEAD_FIRST;
+	st->batch_size = first_batch(node->ss.ps.plan);
 }
 
 /*
@@ -259,7 +272,7 @@ lookahead_rescan(CustomScanState *node)
 	st->next = 0;
 	st->batched = false;
 	st->child_done = false;
-	st->batch_size = LOOKAHEAD_FIRST;
+	st->batch_size = first_batch(node->ss.ps.plan);
 	if (node->ss.ps.chgParam != NULL)
 		UpdateChangedParamSet(st->child, node->ss.ps.chgParam);
 	ExecReScan(st->child);
