@@ -193,8 +193,8 @@ rx_planstate_use_snapshot(PlanState *ps, Snapshot snap)
  * cluster snapshot (NIL: the statement's own), into store.
  */
 uint64
-rx_receive_query_here(RxReceiveState *r, List *snapshots, int self, const char *name,
-		 int tuples_needed, Tuplestorestate *store)
+rx_receive_query_here(RxReceiveState *r, List *snapshots, int self,
+					  const char *name, int tuples_needed, Tuplestorestate *store)
 {
 	EState	   *estate = r->css.ss.ps.state;
 	PlanState  *fragment = outerPlanState(outerPlanState(r));
@@ -258,7 +258,8 @@ query_send(RxReceiveState *r)
 		r->query_conns = palloc0(sizeof(PGconn *) * RX_MAX_MEMBERS);
 		r->query_in_xact = palloc0(sizeof(bool) * RX_MAX_MEMBERS);
 	}
-	message = rx_direct_message(rx_receive_query_fragment(outerPlan(shuffle), si.tuples_needed),
+	message = rx_direct_message(rx_receive_query_fragment(outerPlan(shuffle),
+														  si.tuples_needed),
 								estate,
 								rx_consistent_reads ? rx_cluster_snapshot(estate) : NIL,
 								NULL, NIL);
@@ -391,10 +392,11 @@ unsent_gathers(PlanState *ps, void *context)
 
 /*
  * The other gathers by query of the query's InitPlans and SubPlans that
- * take no values from the plan above them (min and max are two such):
- * sent now, so that every member runs them in the same round trip as
- * this one.  Their rows are read, and a member's error raised, when they
- * run; one that never runs is stopped with its query.  Only plans
+ * take no values from the plan above them (min and max are two such),
+ * which send_siblings() (or a round, receive_round.c) sends with r, so
+ * that every member runs them in the same round trip.  Their rows are
+ * read, and a member's error raised, when they run; one that never runs
+ * is stopped with its query.  Only plans
  * without volatile functions go early: running one whose rows are not
  * needed must change nothing.  Not after the transaction wrote: its one
  * session on each member can run one statement at a time.
@@ -465,9 +467,10 @@ query_collect(RxReceiveState *r)
 	if (si.single_sender < 0 || si.single_sender == self)
 		r->query_counts[self] +=
 			rx_receive_query_here(r, rx_consistent_reads ? rx_cluster_snapshot(estate) : NIL,
-					 self, members[self].name, si.tuples_needed, r->query_rows[self]);
+								  self, members[self].name, si.tuples_needed,
+								  r->query_rows[self]);
 
-	/* read already, with another gather's round (query_round()) */
+	/* read already, with another gather's round (receive_round.c) */
 	if (r->query_prefetched != NULL)
 	{
 		for (int m = 0; m < nmembers; m++)

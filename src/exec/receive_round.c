@@ -59,6 +59,14 @@ typedef struct RoundGather
 	TupleTableSlot *slot;
 } RoundGather;
 
+/* a member's EXPLAIN ANALYZE report for one gather, merged if the round stands */
+typedef struct RoundReport
+{
+	RxReceiveState *g;
+	int			member;
+	char	   *text;
+} RoundReport;
+
 typedef struct OnceWalk
 {
 	PlannedStmt *stmt;
@@ -158,6 +166,26 @@ round_covers_query(EState *estate, List *gathers)
 	return w.ok && w.found == list_length(gathers);
 }
 
+/* gather g's part of the round: its message (snapshots) and row stores */
+static void
+round_gather(RoundGather *rg, RxReceiveState *g, int nmembers, List *snapshots)
+{
+	Plan	   *shuffle = outerPlan(g->css.ss.ps.plan);
+	TupleDesc	desc = g->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor;
+	RxShuffleInfo si;
+
+	rx_shuffle_info((CustomScan *) shuffle, &si);
+	rg->g = g;
+	rg->message = rx_direct_message(rx_receive_query_fragment(outerPlan(shuffle),
+															  si.tuples_needed),
+									g->css.ss.ps.state, snapshots, NULL, NIL);
+	rg->rows = palloc0(sizeof(Tuplestorestate *) * RX_MAX_MEMBERS);
+	for (int m = 0; m < nmembers; m++)
+		rg->rows[m] = tuplestore_begin_heap(false, false, work_mem);
+	rg->text_rows = rx_text_rows(desc);
+	rg->slot = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
+}
+
 /*
  * What member m's connection answers, in order: each gather's call,
  * after its statement's preparation when the session has not prepared it
@@ -168,7 +196,8 @@ round_covers_query(EState *estate, List *gathers)
 /*
  * Send the round to a member in a pipeline without a Sync: the calls run
  * in one transaction there, which keeps the member's barrier and
- * snapshot (taken by the first) until round_finish() sends the Sync.
+ * snapshot (taken by the first) until rx_receive_query_round() sends the
+ * Sync.
  * Returns the number of answers to expect, in items; -1 if the sending
  * failed.
  */
@@ -186,7 +215,10 @@ round_send(RoundGather *rgs, int ngathers, PGconn *conn, int *items)
 		const char *values[1] = {rgs[k].message};
 		char	   *name = psprintf("rx_direct_%d", natts);
 
-		/* prepared once per session, as rx_direct_send() does */
+		/*
+		 * Prepared once per session, as rx_direct_send() does, but queued
+		 * in the pipeline instead of waited for
+		 */
 		if (natts >= 64)
 		{
 			if (!PQsendQueryParams(conn, rx_direct_call_sql(natts), 1, NULL,
@@ -215,8 +247,7 @@ round_send(RoundGather *rgs, int ngathers, PGconn *conn, int *items)
 
 /*
  * Every answer of member m to the round (items: round_send()'s): each
- * gather's rows into its store; reports go to *reports as (gather,
- * "member:report") pairs, merged once the round stands.  False if
+ * gather's rows into its store, EXPLAIN ANALYZE's reports to *reports.  False if
  * something failed there (a committer held the barrier, a fragment
  * failed); everything is read either way.
  */
@@ -235,7 +266,7 @@ round_read(RoundGather *rgs, const int *items, int nitems, int m, PGconn *conn,
 
 			if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK)
 				ok = false;		/* an error, or aborted after one */
-			else if (item < 0)
+			else if (item < 0)	/* ROUND_PREPARE(k): k = ROUND_PREPARE(item) */
 				rx_pool_set_prepared(conn, rgs[ROUND_PREPARE(item)].slot->tts_tupleDescriptor->natts);
 			else if (ok)
 			{
@@ -250,10 +281,12 @@ round_read(RoundGather *rgs, const int *items, int nitems, int m, PGconn *conn,
 
 					if (!PQgetisnull(res, row, natts))
 					{
-						*reports = lappend(*reports,
-										   list_make2(rg->g,
-													  makeString(psprintf("%d:%s", m,
-																		  PQgetvalue(res, row, natts)))));
+						RoundReport *report = palloc(sizeof(RoundReport));
+
+						report->g = rg->g;
+						report->member = m;
+						report->text = pstrdup(PQgetvalue(res, row, natts));
+						*reports = lappend(*reports, report);
 						continue;
 					}
 					old = MemoryContextSwitchTo(row_cxt);
@@ -269,11 +302,11 @@ round_read(RoundGather *rgs, const int *items, int nitems, int m, PGconn *conn,
 }
 
 /*
- * Run r, and its siblings (rx_receive_query_siblings()), as one round that takes the
- * query's cluster snapshot on every member in the same round trip
- * (cluster_snapshot.c): to each member, in one pipeline, each gather's
- * call, the first taking the member's barrier and snapshot, the others
- * reading with it.  This member's part of r runs here meanwhile; every
+ * Run r, and its siblings (rx_receive_query_siblings()), as one round
+ * that takes the query's cluster snapshot on every member in the same
+ * round trip (cluster_snapshot.c): to each member, in one pipeline, each
+ * gather's call, the first taking the member's barrier and snapshot, the
+ * others reading with it.  This member's part of r runs here meanwhile; every
  * answer is read now, r's rows into r->query_rows, each sibling's into
  * its query_prefetched (its part here runs when it runs).  Only then do
  * the members' barriers go (the Syncs), so that every member held its
@@ -331,7 +364,7 @@ rx_receive_query_round(RxReceiveState *r)
 		(here = rx_cluster_snapshot_round_begin(estate)) == NULL)
 		return false;
 
-	/* the messages: the same for every member */
+	/* the messages, the same for every member */
 	first = later = NIL;
 	for (int m = 0; m < nmembers; m++)
 	{
@@ -341,26 +374,8 @@ rx_receive_query_round(RxReceiveState *r)
 	ngathers = list_length(gathers);
 	rgs = palloc0(sizeof(RoundGather) * ngathers);
 	foreach(lc, gathers)
-	{
-		int			k = foreach_current_index(lc);
-		RoundGather *rg = &rgs[k];
-		Plan	   *gshuffle;
-		RxShuffleInfo gsi;
-		TupleDesc	desc;
-
-		rg->g = lfirst(lc);
-		gshuffle = outerPlan(rg->g->css.ss.ps.plan);
-		rx_shuffle_info((CustomScan *) gshuffle, &gsi);
-		desc = rg->g->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor;
-		rg->message = rx_direct_message(rx_receive_query_fragment(outerPlan(gshuffle),
-														 gsi.tuples_needed),
-										estate, k == 0 ? first : later, NULL, NIL);
-		rg->rows = palloc0(sizeof(Tuplestorestate *) * RX_MAX_MEMBERS);
-		for (int m = 0; m < nmembers; m++)
-			rg->rows[m] = tuplestore_begin_heap(false, false, work_mem);
-		rg->text_rows = rx_text_rows(desc);
-		rg->slot = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
-	}
+		round_gather(&rgs[foreach_current_index(lc)], lfirst(lc), nmembers,
+					 foreach_current_index(lc) == 0 ? first : later);
 	for (int m = 0; m < nmembers; m++)
 		if (m != self)
 		{
@@ -376,8 +391,8 @@ rx_receive_query_round(RxReceiveState *r)
 		}
 
 	/* this member's part of r here, while the others run theirs */
-	(void) rx_receive_query_here(r, first, self, members[self].name, si.tuples_needed,
-					rgs[0].rows[self]);
+	(void) rx_receive_query_here(r, first, self, members[self].name,
+								 si.tuples_needed, rgs[0].rows[self]);
 	row_cxt = AllocSetContextCreate(CurrentMemoryContext, "rdma_exchange gathered row",
 									ALLOCSET_SMALL_SIZES);
 	INSTR_TIME_SET_CURRENT(start);
@@ -421,11 +436,9 @@ rx_receive_query_round(RxReceiveState *r)
 	/* EXPLAIN ANALYZE: the members' counters into each fragment */
 	foreach(lc, reports)
 	{
-		List	   *pair = lfirst(lc);
-		RxReceiveState *g = linitial(pair);
-		char	   *text = strVal(lsecond(pair));
+		RoundReport *report = lfirst(lc);
 
-		rx_merge_direct_report(outerPlanState(g), atoi(text), strchr(text, ':') + 1);
+		rx_merge_direct_report(outerPlanState(report->g), report->member, report->text);
 	}
 	if (r->query_counts == NULL)
 		r->query_counts = palloc0(sizeof(uint64) * nmembers);
