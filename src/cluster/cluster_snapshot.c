@@ -39,7 +39,7 @@
  * a query takes its snapshots (one round trip).  Transactions that commit
  * on one member only take no barrier: they are visible at one instant.
  *
- * A round of small gathers by query (exec/receive_query.c) takes the
+ * A round of small gathers by query (exec/receive_round.c) takes the
  * cluster snapshot in the same round trip as its fragments, and without
  * holders: it sends each member its fragments in one pipeline, in one
  * transaction there; the first takes the member's barrier without waiting
@@ -50,7 +50,8 @@
  * If a committer held some barrier, the round fails, is rolled back, and
  * the query takes its cluster snapshot the usual way.  The members' parts
  * end with the round: the round is used only where no other gather of the
- * query can need them (see query_round()).  That saves the holders' round
+ * query can need them (see rx_receive_query_round()).  That saves the
+ * holders' round
  * trip and their four statements per member, a quarter of a min/max on
  * three members.
  *

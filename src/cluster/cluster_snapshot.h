@@ -23,7 +23,7 @@
 extern List *rx_cluster_snapshot(EState *estate);
 
 /*
- * coordinator: a round of gathers by query (exec/receive_query.c) that
+ * coordinator: a round of gathers by query (exec/receive_round.c) that
  * takes the query's cluster snapshot with its fragments: the first
  * fragment of a member's round says RX_SNAPSHOT_TAKE for that member, the
  * others RX_SNAPSHOT_HELD; after the round the query's snapshot of other

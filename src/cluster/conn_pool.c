@@ -111,7 +111,7 @@ pool_settle(PooledConn *pc)
 	pc->pending = false;
 	if (PQpipelineStatus(pc->conn) != PQ_PIPELINE_OFF)
 	{
-		/* a round of gathers (receive_query.c), ended by its Sync */
+		/* a round of gathers (exec/receive_round.c), ended by its Sync */
 		res = PQgetResult(pc->conn);
 		ok = (res != NULL && PQresultStatus(res) == PGRES_PIPELINE_SYNC);
 		PQclear(res);

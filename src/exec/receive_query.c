@@ -36,6 +36,7 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/relscan.h"
 #include "access/xact.h"
 #include "executor/executor.h"
@@ -140,6 +141,7 @@ static bool
 use_snapshot_walker(PlanState *ps, void *context)
 {
 	Snapshot	snap = (Snapshot) context;
+	IndexScanDesc index_scan = NULL;
 
 	if (ps == NULL)
 		return false;
@@ -153,20 +155,19 @@ use_snapshot_walker(PlanState *ps, void *context)
 				((ScanState *) ps)->ss_currentScanDesc->rs_snapshot = snap;
 			break;
 		case T_IndexScanState:
-			if (((IndexScanState *) ps)->iss_ScanDesc != NULL)
-				((IndexScanState *) ps)->iss_ScanDesc->xs_snapshot = snap;
+			index_scan = ((IndexScanState *) ps)->iss_ScanDesc;
 			break;
 		case T_IndexOnlyScanState:
-			if (((IndexOnlyScanState *) ps)->ioss_ScanDesc != NULL)
-				((IndexOnlyScanState *) ps)->ioss_ScanDesc->xs_snapshot = snap;
+			index_scan = ((IndexOnlyScanState *) ps)->ioss_ScanDesc;
 			break;
 		case T_BitmapIndexScanState:
-			if (((BitmapIndexScanState *) ps)->biss_ScanDesc != NULL)
-				((BitmapIndexScanState *) ps)->biss_ScanDesc->xs_snapshot = snap;
+			index_scan = ((BitmapIndexScanState *) ps)->biss_ScanDesc;
 			break;
 		default:
 			break;
 	}
+	if (index_scan != NULL)
+		index_scan->xs_snapshot = snap;
 	return planstate_tree_walker(ps, use_snapshot_walker, context);
 }
 
