@@ -62,6 +62,15 @@ AS 'MODULE_PATHNAME', 'rx_order_reference_write_sql'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 GRANT EXECUTE ON FUNCTION rdma_exchange.order_reference_write(text, int, int) TO PUBLIC;
 
+-- Internal: a member applying a reference table's row change by key
+-- checks here that exactly one row matched (src/cluster/dml.c).  PUBLIC:
+-- the writing role runs it.
+CREATE FUNCTION rdma_exchange.expect_one_row(changed bigint, table_name text, verb text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'rx_expect_one_row'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+GRANT EXECUTE ON FUNCTION rdma_exchange.expect_one_row(bigint, text, text) TO PUBLIC;
+
 -- ===== backup and restore (src/cluster/restore.c) =====
 
 -- Distributions restored from a dump: rows written into dist_table by

@@ -39,9 +39,12 @@
  *	  the same way; ON CONFLICT is refused (the action could differ between
  *	  the copies).
  *	- UPDATE and DELETE: each changed row is applied on every other member
- *	  by its primary key, one statement per row and member, checking that
- *	  exactly one row matched there.  A reference table without a primary
- *	  key refuses UPDATE and DELETE.  MERGE is refused.
+ *	  by its primary key, one statement per row and member, which fails
+ *	  there unless exactly one row matched: on the first member at once
+ *	  (its copy is where FOR UPDATE locks rows), for the others queued
+ *	  and sent with the next command that goes there, at the latest at
+ *	  commit (remote_xact.c).  A reference table without a primary key
+ *	  refuses UPDATE and DELETE.  MERGE is refused.
  *	- Every write first waits for the table's write order on the first
  *	  member (ref_order.c), so concurrent writes cannot deadlock.
  *	- TRUNCATE: forwarded to every member.
@@ -101,6 +104,7 @@
 PG_FUNCTION_INFO_V1(rx_route_row);
 PG_FUNCTION_INFO_V1(rx_flush_rows);
 PG_FUNCTION_INFO_V1(rx_forward_change);
+PG_FUNCTION_INFO_V1(rx_expect_one_row);
 PG_FUNCTION_INFO_V1(rx_forward_truncate);
 
 static ExecutorStart_hook_type prev_executor_start = NULL;
@@ -187,6 +191,19 @@ dml_xact_callback(XactEvent event, void *arg)
 	dead_contexts = NIL;
 }
 
+/*
+ * A change of one row by key, as a statement that fails on the member
+ * where no row (or more than one) matched: its copy differs.  Failing
+ * there, not in the coordinator that reads the count, stops the commands
+ * queued behind it too (remote_xact.c), a RELEASE or PREPARE among them.
+ */
+static char *
+one_row_checked(const char *change, const char *table, const char *verb)
+{
+	return psprintf("WITH c AS (%s RETURNING 1) SELECT rdma_exchange.expect_one_row(pg_catalog.count(*), %s, '%s') FROM c",
+					change, quote_literal_cstr(table), verb);
+}
+
 static void
 build_reference_sql(RouteState *rs, Relation rel)
 {
@@ -247,15 +264,16 @@ build_reference_sql(RouteState *rs, Relation rel)
 						 quote_identifier(NameStr(TupleDescAttr(desc, rs->pk[i] - 1)->attname)),
 						 param + i);
 	appendStringInfo(&sql, " WHERE %s", where.data);
-	rs->update_sql = sql.data;
+	rs->update_sql = one_row_checked(sql.data, rs->enc->table_name, "update");
 
 	resetStringInfo(&where);
 	for (int i = 0; i < rs->npk; i++)
 		appendStringInfo(&where, "%s%s = $%d", i > 0 ? " AND " : "",
 						 quote_identifier(NameStr(TupleDescAttr(desc, rs->pk[i] - 1)->attname)),
 						 i + 1);
-	rs->delete_sql = psprintf("DELETE FROM ONLY %s WHERE %s",
-							  rs->enc->table_name, where.data);
+	rs->delete_sql = one_row_checked(psprintf("DELETE FROM ONLY %s WHERE %s",
+											  rs->enc->table_name, where.data),
+									 rs->enc->table_name, "delete");
 }
 
 static RouteState *
@@ -512,7 +530,7 @@ rx_forward_change(PG_FUNCTION_ARGS)
 	const char **params;
 	int			p = 0;
 	int			nest;
-	PGconn	   *conns[RX_MAX_MEMBERS];
+	char	   *context;
 
 	if (!TRIGGER_FIRED_BEFORE(td->tg_event) || !TRIGGER_FIRED_FOR_ROW(td->tg_event))
 		ereport(ERROR,
@@ -554,52 +572,58 @@ rx_forward_change(PG_FUNCTION_ARGS)
 	}
 	rx_transmission_end(nest);
 
-	/* every member at once, then the answers */
+	/*
+	 * The first member's copy at once: SELECT ... FOR UPDATE locks a
+	 * reference table's rows there (row_locks.c), and the change waits for
+	 * such a lock as on one server.  The other copies see only writers
+	 * that ref_order.c ordered: their changes are queued, sent with the
+	 * next command that goes there, at the latest at commit
+	 * (remote_xact.c).
+	 */
+	context = psprintf("changing a row of reference table %s", rs->enc->table_name);
 	for (int m = 0; m < rs->nmembers; m++)
 	{
-		if (m == rs->self)
-			continue;
-		conns[m] = rx_xact_send_params(&rs->members[m],
-									   is_update ? rs->update_sql : rs->delete_sql,
-									   nparams, NULL, params, true);
-	}
-	for (int m = 0; m < rs->nmembers; m++)
-	{
+		const char *sql = is_update ? rs->update_sql : rs->delete_sql;
+		PGconn	   *conn;
 		PGresult   *res;
 
 		if (m == rs->self)
 			continue;
-		while ((res = rx_xact_get_result(conns[m], rs->members[m].name)) != NULL)
+		if (m > 0)
 		{
-			bool		ok = PQresultStatus(res) == PGRES_COMMAND_OK;
-			bool		one = ok && strcmp(PQcmdTuples(res), "1") == 0;
-
-			if (!ok)
-			{
-				PG_TRY();
-				{
-					rx_report_remote_error(ERROR, conns[m], res, rs->members[m].name,
-										   psprintf("changing a row of reference table %s",
-													rs->enc->table_name));
-				}
-				PG_FINALLY();
-				{
-					PQclear(res);
-				}
-				PG_END_TRY();
-			}
+			rx_xact_defer_params(&rs->members[m], sql, nparams, params, context);
+			continue;
+		}
+		conn = rx_xact_send_params(&rs->members[m], sql, nparams, NULL, params, true);
+		while ((res = rx_xact_get_result(conn, rs->members[m].name)) != NULL)
+		{
+			rx_raise_if_failed(conn, res, rs->members[m].name, context);
 			PQclear(res);
-			if (!one)
-				ereport(ERROR,
-						(errcode(ERRCODE_DATA_CORRUPTED),
-						 errmsg("reference table \"%s\" differs on member \"%s\"",
-								RelationGetRelationName(rel), rs->members[m].name),
-						 errdetail("The row to %s has no copy with the same primary key there.",
-								   is_update ? "update" : "delete"),
-						 errhint("Compare the table on the members, e.g. with rdma_exchange.run_on_all_nodes().")));
 		}
 	}
 	return PointerGetDatum(result);
+}
+
+/*
+ * rdma_exchange.expect_one_row(changed, table, verb): see one_row_checked()
+ */
+Datum
+rx_expect_one_row(PG_FUNCTION_ARGS)
+{
+	RxMember   *members;
+	int			nmembers = rx_get_members(&members);
+	int			self = rx_self_member_index();
+
+	if (PG_GETARG_INT64(0) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("reference table %s differs on member \"%s\"",
+						text_to_cstring(PG_GETARG_TEXT_PP(1)),
+						self >= 0 && self < nmembers ? members[self].name : "?"),
+				 errdetail("The row to %s has " INT64_FORMAT " copies with the same primary key there.",
+						   text_to_cstring(PG_GETARG_TEXT_PP(2)), PG_GETARG_INT64(0)),
+				 errhint("Compare the table on the members, e.g. with rdma_exchange.run_on_all_nodes().")));
+	PG_RETURN_VOID();
 }
 
 /* ---------------------------------------------------------------------

@@ -15,6 +15,7 @@
  * that needs them (one round trip: a libpq pipeline, or one simple query
  * ahead of a COPY).  On local abort the connection is closed: the member rolls
  * back when its client goes away, and nothing here can hang an abort.
+ * How they end (commit, abort, subtransactions) is remote_xact_end.c's.
  *
  *-------------------------------------------------------------------------
  */
@@ -33,62 +34,41 @@
 #include "cluster/conn_budget.h"
 #include "cluster/remote.h"
 #include "cluster/remote_xact.h"
-#include "cluster/two_phase.h"
-
-#define MAX_XACT_CONNS 64
-
-/* abort-time cleanup waits at most this long for a member (ms) */
-#define CLEANUP_TIMEOUT_MS 30000
-
-typedef struct XactConn
-{
-	bool		in_use;
-	char		name[NAMEDATALEN];
-	Oid			userid;
-	PGconn	   *conn;
-	int			xact_depth;		/* 0: no remote transaction; 1: BEGIN sent;
-								 * n > 1: savepoints up to level n */
-	Oid			copy_relid;		/* COPY in progress for this relation */
-	char	   *copy_table;		/* its name, in TopMemoryContext */
-	bool		fragment;		/* a plan fragment runs on it */
-	char		gid[128];		/* prepared there, awaiting the decision */
-	int			lock_timeout;	/* lock_timeout set there + 1; 0: unknown */
-	uint64		prepared;		/* statement slots prepared in its session */
-	int			prelude;		/* commands sent ahead of the one in
-								 * pipeline whose results are unread */
-	List	   *stmts;			/* XactStmts prepared in its session by
-								 * rx_xact_send_params() */
-	struct XactStmt *preparing; /* the last of the prelude prepares it */
-	int			nstmts;			/* names given there */
-} XactConn;
+#include "cluster/remote_xact_int.h"
 
 /*
- * A statement prepared in a member's session as rx_x<id>, in
- * TopMemoryContext.  A prepare that may have happened there without its
- * result read (an error earlier in its pipeline) is not recorded: its
- * number is not given again.
+ * A command queued for a member's transaction (rx_xact_defer_params()):
+ * sent with the next command that goes there, at the latest at commit.
  */
-typedef struct XactStmt
+typedef struct DeferredCmd
 {
-	int			id;
-	char		sql[FLEXIBLE_ARRAY_MEMBER];
-} XactStmt;
+	int			level;			/* subtransaction level it belongs to */
+	bool		savepoint;		/* opens the remote savepoint of level */
+	const char *sql;
+	int			nparams;		/* -1: a plain command of the prelude */
+	char	  **values;
+	const char *context;		/* what it does, for its error */
+	struct XactStmt *preparing; /* a Parse for it went ahead of it */
+} DeferredCmd;
 
-static XactConn xconns[MAX_XACT_CONNS];
-static int	nxconns = 0;		/* slots ever used: those past it are free
+/* a member's queue is sent, and its answers read, at this length */
+#define MAX_DEFERRED 512
+
+XactConn	rx_xconns[MAX_XACT_CONNS];
+int			rx_nxconns = 0;		/* slots ever used: those past it are free
 								 * (slots are taken from the start), so that
 								 * every transaction end need not go through
 								 * all of them */
 
 /* a member whose remote transaction was lost; commit must fail */
-static char doomed_member[NAMEDATALEN];
+char		rx_doomed_member[NAMEDATALEN];
 
 /* see rx_xact_changed_before(): the command of the first change */
-static bool xact_changed = false;
+bool		rx_xact_changed = false;
 static CommandId xact_changed_cid;
 
-static void
-forget(XactConn *xc)
+void
+rx_xconn_forget(XactConn *xc)
 {
 	if (xc->conn != NULL)
 	{
@@ -100,15 +80,16 @@ forget(XactConn *xc)
 	list_free_deep(xc->stmts);
 	if (xc->preparing)
 		pfree(xc->preparing);
+	rx_xconn_forget_inflight(xc);
 	memset(xc, 0, sizeof(XactConn));
 }
 
-static void
-doom(XactConn *xc)
+void
+rx_xconn_doom(XactConn *xc)
 {
-	if (doomed_member[0] == '\0')
-		strlcpy(doomed_member, xc->name, sizeof(doomed_member));
-	forget(xc);
+	if (rx_doomed_member[0] == '\0')
+		strlcpy(rx_doomed_member, xc->name, sizeof(rx_doomed_member));
+	rx_xconn_forget(xc);
 }
 
 /* ---------------------------------------------------------------------
@@ -139,8 +120,8 @@ cleanup_wait(PGconn *conn, TimestampTz deadline)
 	return true;
 }
 
-static bool
-cleanup_drain(PGconn *conn, TimestampTz deadline, bool *ok)
+bool
+rx_xconn_cleanup_drain(PGconn *conn, TimestampTz deadline, bool *ok)
 {
 	for (;;)
 	{
@@ -194,11 +175,12 @@ pipeline_end(XactConn *xc, TimestampTz deadline)
 			break;
 	}
 	xc->prelude = 0;
+	rx_xconn_forget_inflight(xc);
 	return PQexitPipelineMode(xc->conn) == 1;
 }
 
-static bool
-cleanup_send(PGconn *conn, const char *sql, TimestampTz deadline)
+bool
+rx_xconn_cleanup_send(PGconn *conn, const char *sql, TimestampTz deadline)
 {
 	if (!PQsendQuery(conn, sql))
 		return false;
@@ -213,20 +195,20 @@ cleanup_send(PGconn *conn, const char *sql, TimestampTz deadline)
 	return true;
 }
 
-static bool
-cleanup_exec(PGconn *conn, const char *sql)
+bool
+rx_xconn_cleanup_exec(PGconn *conn, const char *sql)
 {
 	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 													   CLEANUP_TIMEOUT_MS);
 	bool		ok = true;
 
-	return cleanup_send(conn, sql, deadline) &&
-		cleanup_drain(conn, deadline, &ok) && ok;
+	return rx_xconn_cleanup_send(conn, sql, deadline) &&
+		rx_xconn_cleanup_drain(conn, deadline, &ok) && ok;
 }
 
 /* bring a connection whose command or COPY was interrupted back to idle */
-static bool
-cleanup_quiesce(XactConn *xc)
+bool
+rx_xconn_quiesce(XactConn *xc)
 {
 	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 													   CLEANUP_TIMEOUT_MS);
@@ -252,7 +234,7 @@ cleanup_quiesce(XactConn *xc)
 								 WL_SOCKET_WRITEABLE | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 								 PQsocket(xc->conn), 100, PG_WAIT_EXTENSION);
 	}
-	return cleanup_drain(xc->conn, deadline, &ok);
+	return rx_xconn_cleanup_drain(xc->conn, deadline, &ok);
 }
 
 /* ---------------------------------------------------------------------
@@ -260,8 +242,8 @@ cleanup_quiesce(XactConn *xc)
  * ---------------------------------------------------------------------
  */
 
-static void
-end_copy(XactConn *xc)
+void
+rx_xconn_end_copy(XactConn *xc)
 {
 	PGresult   *res;
 	char		context[NAMEDATALEN * 2 + 64];
@@ -303,6 +285,210 @@ joined(List *cmds)
 	return sql.data;
 }
 
+/* ---------------------------------------------------------------------
+ * Deferred commands
+ *
+ * A change of a reference table's row is applied on the other members by
+ * its primary key (dml.c).  Waiting for each member's answer before going
+ * on would cost a round trip per row and statement: an UPDATE of 5,000
+ * rows made 5,000, and each statement of a short transaction (pgbench's
+ * TPC-B-like updates of tellers and branches) one more.  So, but for the
+ * first member's (dml.c says why), they are queued per member and go down
+ * the connection's pipeline ahead of the next command sent there, at the
+ * latest with the PREPARE (or COMMIT) at commit or with the RELEASE of a
+ * savepoint, and after MAX_DEFERRED of them.  Their answers are read
+ * before that command's.  The copies are the same on every member and
+ * writers of a reference table are ordered before they lock a row
+ * (ref_order.c), so a queued change rarely fails; when it does (no row
+ * matched there: the copies differ), it fails on the member, which skips
+ * the rest of the pipeline, and the error is raised where its queue was
+ * sent (a later statement, RELEASE SAVEPOINT or COMMIT): the transaction
+ * cannot commit.  A rolled back subtransaction drops what it queued: the
+ * member never sees it.
+ * ---------------------------------------------------------------------
+ */
+
+static struct XactStmt *
+find_stmt(List *stmts, const char *sql)
+{
+	ListCell   *lc;
+
+	foreach(lc, stmts)
+		if (strcmp(((struct XactStmt *) lfirst(lc))->sql, sql) == 0)
+			return lfirst(lc);
+	return NULL;
+}
+
+/*
+ * Sends xc's queue down its pipeline (the caller entered pipeline mode and
+ * syncs after); read_deferred() reads the answers.  A statement sent
+ * there for the first time is prepared on the way.
+ */
+static bool
+send_deferred(XactConn *xc)
+{
+	List	   *parsing = NIL;
+	ListCell   *lc;
+	bool		ok = true;
+
+	Assert(xc->inflight == NIL);
+	foreach(lc, xc->deferred)
+	{
+		DeferredCmd *cmd = lfirst(lc);
+		struct XactStmt *stmt;
+		char		name[32];
+
+		if (cmd->nparams < 0)
+		{
+			ok = ok && PQsendQueryParams(xc->conn, cmd->sql, 0, NULL, NULL,
+										 NULL, NULL, 0);
+			continue;
+		}
+		stmt = find_stmt(xc->stmts, cmd->sql);
+		if (stmt == NULL)
+			stmt = find_stmt(parsing, cmd->sql);
+		if (stmt == NULL)
+		{
+			stmt = MemoryContextAlloc(TopMemoryContext,
+									  offsetof(struct XactStmt, sql) + strlen(cmd->sql) + 1);
+			stmt->id = ++xc->nstmts;
+			strcpy(stmt->sql, cmd->sql);
+			parsing = lappend(parsing, stmt);
+			cmd->preparing = stmt;
+			snprintf(name, sizeof(name), "rx_x%d", stmt->id);
+			ok = ok && PQsendPrepare(xc->conn, name, cmd->sql, cmd->nparams, NULL);
+		}
+		snprintf(name, sizeof(name), "rx_x%d", stmt->id);
+		ok = ok && PQsendQueryPrepared(xc->conn, name, cmd->nparams,
+									   (const char *const *) cmd->values,
+									   NULL, NULL, 0);
+	}
+	list_free(parsing);
+	xc->inflight = xc->deferred;
+	xc->deferred = NIL;
+	return ok;
+}
+
+/* the answers of the queue sent, each checked; then its memory goes */
+static void
+read_deferred(XactConn *xc)
+{
+	ListCell   *lc;
+
+	foreach(lc, xc->inflight)
+	{
+		DeferredCmd *cmd = lfirst(lc);
+		PGresult   *res;
+
+		if (cmd->preparing != NULL)
+		{
+			MemoryContext old;
+
+			res = rx_get_result(xc->conn, xc->name);
+			rx_raise_if_failed(xc->conn, res, xc->name,
+							   "preparing a statement there");
+			PQclear(res);
+			res = rx_get_result(xc->conn, xc->name);
+			Assert(res == NULL);
+			old = MemoryContextSwitchTo(TopMemoryContext);
+			xc->stmts = lappend(xc->stmts, cmd->preparing);
+			MemoryContextSwitchTo(old);
+			cmd->preparing = NULL;
+		}
+		res = rx_get_result(xc->conn, xc->name);
+		rx_raise_if_failed(xc->conn, res, xc->name, cmd->context);
+		PQclear(res);
+		res = rx_get_result(xc->conn, xc->name);
+		Assert(res == NULL);
+	}
+	xc->inflight = NIL;
+	MemoryContextReset(xc->cxt);
+}
+
+/* a queue sent whose answers will not be read (the pipeline was ended) */
+void
+rx_xconn_forget_inflight(XactConn *xc)
+{
+	ListCell   *lc;
+
+	foreach(lc, xc->inflight)
+	{
+		DeferredCmd *cmd = lfirst(lc);
+
+		if (cmd->preparing != NULL)
+			pfree(cmd->preparing);
+	}
+	xc->inflight = NIL;
+}
+
+/* the queue, then cmds, in one round trip; the answers checked */
+void
+rx_xconn_flush_with(XactConn *xc, List *cmds)
+{
+	MemoryContext old;
+	ListCell   *lc;
+
+	if (xc->deferred == NIL)
+	{
+		if (cmds != NIL)
+			rx_exec_command(xc->conn, xc->name, joined(cmds));
+		return;
+	}
+	old = MemoryContextSwitchTo(xc->cxt);
+	foreach(lc, cmds)
+	{
+		DeferredCmd *cmd = palloc0(sizeof(DeferredCmd));
+
+		cmd->level = GetCurrentTransactionNestLevel();
+		cmd->sql = pstrdup(lfirst(lc));
+		cmd->nparams = -1;
+		xc->deferred = lappend(xc->deferred, cmd);
+	}
+	MemoryContextSwitchTo(old);
+	if (PQenterPipelineMode(xc->conn) != 1 || !send_deferred(xc) ||
+		PQpipelineSync(xc->conn) != 1)
+		rx_report_remote_error(ERROR, xc->conn, NULL, xc->name,
+							   "could not send the changes of this transaction");
+	read_deferred(xc);
+	if (!pipeline_end(xc, TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													  CLEANUP_TIMEOUT_MS)))
+		rx_report_remote_error(ERROR, xc->conn, NULL, xc->name,
+							   "could not end a pipeline");
+}
+
+void
+rx_xconn_flush(XactConn *xc)
+{
+	rx_xconn_flush_with(xc, NIL);
+}
+
+/*
+ * A rolled back subtransaction of this level: what it queued is dropped,
+ * with the savepoints it would have opened there.
+ */
+void
+rx_xconn_drop_deferred(XactConn *xc, int level)
+{
+	int			keep = 0;
+	ListCell   *lc;
+
+	/* levels only grow along the queue: the kept ones are its start */
+	foreach(lc, xc->deferred)
+	{
+		DeferredCmd *cmd = lfirst(lc);
+
+		if (cmd->level < level)
+			keep++;
+		else if (cmd->savepoint && xc->xact_depth >= cmd->level)
+			xc->xact_depth = cmd->level - 1;	/* never opened there */
+	}
+	if (keep < list_length(xc->deferred))
+	{
+		xc->deferred = list_truncate(xc->deferred, keep);
+		xc->lock_timeout = 0;
+	}
+}
+
 /*
  * The connection to member for this transaction, with the remote
  * transaction open there at this subtransaction level.  With prelude, the
@@ -318,25 +504,25 @@ get_xconn(const RxMember *member, char **failure, bool change, List **prelude)
 	int			level = GetCurrentTransactionNestLevel();
 	List	   *cmds = NIL;
 
-	if (doomed_member[0] != '\0')
+	if (rx_doomed_member[0] != '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_IN_FAILED_SQL_TRANSACTION),
 				 errmsg("the remote transaction on member \"%s\" was lost",
-						doomed_member),
+						rx_doomed_member),
 				 errhint("Roll back this transaction and retry.")));
 
 	for (int i = 0; i < MAX_XACT_CONNS; i++)
 	{
-		if (!xconns[i].in_use)
+		if (!rx_xconns[i].in_use)
 		{
 			if (freeslot == NULL)
-				freeslot = &xconns[i];
+				freeslot = &rx_xconns[i];
 			continue;
 		}
-		if (xconns[i].userid == userid &&
-			strcmp(xconns[i].name, member->name) == 0)
+		if (rx_xconns[i].userid == userid &&
+			strcmp(rx_xconns[i].name, member->name) == 0)
 		{
-			xc = &xconns[i];
+			xc = &rx_xconns[i];
 			break;
 		}
 	}
@@ -344,7 +530,7 @@ get_xconn(const RxMember *member, char **failure, bool change, List **prelude)
 	/* went bad between transactions (e.g. the member restarted) */
 	if (xc != NULL && xc->xact_depth == 0 && !rx_idle_connection_ok(xc->conn))
 	{
-		forget(xc);
+		rx_xconn_forget(xc);
 		freeslot = xc;
 		xc = NULL;
 	}
@@ -357,10 +543,10 @@ get_xconn(const RxMember *member, char **failure, bool change, List **prelude)
 		{
 			/* make room: drop a connection idle between transactions */
 			for (int i = 0; i < MAX_XACT_CONNS && freeslot == NULL; i++)
-				if (xconns[i].xact_depth == 0)
+				if (rx_xconns[i].xact_depth == 0)
 				{
-					forget(&xconns[i]);
-					freeslot = &xconns[i];
+					rx_xconn_forget(&rx_xconns[i]);
+					freeslot = &rx_xconns[i];
 				}
 			if (freeslot == NULL)
 				ereport(ERROR,
@@ -378,7 +564,7 @@ get_xconn(const RxMember *member, char **failure, bool change, List **prelude)
 		xc = freeslot;
 		memset(xc, 0, sizeof(XactConn));
 		xc->in_use = true;
-		nxconns = Max(nxconns, (int) (xc - xconns) + 1);
+		rx_nxconns = Max(rx_nxconns, (int) (xc - rx_xconns) + 1);
 		strlcpy(xc->name, member->name, sizeof(xc->name));
 		xc->userid = userid;
 		xc->conn = conn;
@@ -391,7 +577,7 @@ get_xconn(const RxMember *member, char **failure, bool change, List **prelude)
 						xc->name),
 				 errdetail("After this transaction changed the member, the plan fragments of its distributed queries run in the member's transaction, one at a time, and one of them still runs there."),
 				 errhint("Finish that query first, or commit before it.")));
-	end_copy(xc);
+	rx_xconn_end_copy(xc);
 	if (change)
 		rx_xact_note_change();
 
@@ -438,8 +624,12 @@ get_xconn(const RxMember *member, char **failure, bool change, List **prelude)
 	 */
 	if (prelude != NULL)
 		*prelude = cmds;
-	else if (cmds != NIL)
-		rx_exec_command(xc->conn, xc->name, joined(cmds));
+	else
+	{
+		rx_xconn_flush(xc);
+		if (cmds != NIL)
+			rx_exec_command(xc->conn, xc->name, joined(cmds));
+	}
 	return xc;
 }
 
@@ -447,18 +637,18 @@ get_xconn(const RxMember *member, char **failure, bool change, List **prelude)
 static XactConn *
 xconn_of(PGconn *conn)
 {
-	for (int i = 0; i < nxconns; i++)
-		if (xconns[i].in_use && xconns[i].conn == conn)
-			return &xconns[i];
+	for (int i = 0; i < rx_nxconns; i++)
+		if (rx_xconns[i].in_use && rx_xconns[i].conn == conn)
+			return &rx_xconns[i];
 	return NULL;
 }
 
 void
 rx_xact_note_change(void)
 {
-	if (!xact_changed)
+	if (!rx_xact_changed)
 	{
-		xact_changed = true;
+		rx_xact_changed = true;
 		xact_changed_cid = GetCurrentCommandId(false);
 	}
 }
@@ -466,15 +656,15 @@ rx_xact_note_change(void)
 bool
 rx_xact_changed_before(CommandId cid)
 {
-	return xact_changed && xact_changed_cid < cid;
+	return rx_xact_changed && xact_changed_cid < cid;
 }
 
 bool
 rx_xact_open_on(const RxMember *member)
 {
-	for (int i = 0; i < nxconns; i++)
-		if (xconns[i].in_use && xconns[i].xact_depth > 0 &&
-			strcmp(xconns[i].name, member->name) == 0)
+	for (int i = 0; i < rx_nxconns; i++)
+		if (rx_xconns[i].in_use && rx_xconns[i].xact_depth > 0 &&
+			strcmp(rx_xconns[i].name, member->name) == 0)
 			return true;
 	return false;
 }
@@ -484,9 +674,9 @@ rx_xact_fragment_connection(const RxMember *member)
 {
 	Oid			userid = GetUserId();
 
-	for (int i = 0; i < nxconns; i++)
+	for (int i = 0; i < rx_nxconns; i++)
 	{
-		XactConn   *xc = &xconns[i];
+		XactConn   *xc = &rx_xconns[i];
 
 		if (xc->in_use && xc->xact_depth > 0 && xc->userid == userid &&
 			strcmp(xc->name, member->name) == 0)
@@ -553,7 +743,52 @@ rx_xact_exec(const RxMember *member, const char *sql, bool change)
 	List	   *prelude = NIL;
 	XactConn   *xc = get_xconn(member, NULL, change, &prelude);
 
-	rx_exec_command(xc->conn, xc->name, joined(lappend(prelude, (char *) sql)));
+	rx_xconn_flush_with(xc, lappend(prelude, (char *) sql));
+}
+
+void
+rx_xact_defer_params(const RxMember *member, const char *sql, int nparams,
+					 const char *const *values, const char *context)
+{
+	List	   *prelude = NIL;
+	XactConn   *xc = get_xconn(member, NULL, true, &prelude);
+	MemoryContext old;
+	DeferredCmd *cmd;
+	ListCell   *lc;
+
+	if (xc->cxt == NULL)
+		xc->cxt = AllocSetContextCreate(TopTransactionContext,
+										"rdma_exchange deferred changes",
+										ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(xc->cxt);
+
+	/* what opens the transaction or a savepoint there goes first */
+	foreach(lc, prelude)
+	{
+		cmd = palloc0(sizeof(DeferredCmd));
+		cmd->sql = pstrdup(lfirst(lc));
+		cmd->nparams = -1;
+		if (sscanf(cmd->sql, "SAVEPOINT rx_s%d", &cmd->level) == 1)
+			cmd->savepoint = true;
+		else
+			cmd->level = xc->deferred == NIL ? 1 :
+				((DeferredCmd *) llast(xc->deferred))->level;
+		xc->deferred = lappend(xc->deferred, cmd);
+	}
+
+	cmd = palloc0(sizeof(DeferredCmd));
+	cmd->level = GetCurrentTransactionNestLevel();
+	cmd->sql = pstrdup(sql);
+	cmd->nparams = nparams;
+	cmd->values = palloc(sizeof(char *) * Max(nparams, 1));
+	for (int i = 0; i < nparams; i++)
+		cmd->values[i] = values[i] ? pstrdup(values[i]) : NULL;
+	cmd->context = pstrdup(context);
+	xc->deferred = lappend(xc->deferred, cmd);
+	MemoryContextSwitchTo(old);
+
+	if (list_length(xc->deferred) >= MAX_DEFERRED)
+		rx_xconn_flush(xc);
 }
 
 PGconn *
@@ -593,9 +828,11 @@ rx_xact_send_params(const RxMember *member, const char *sql, int nparams,
 		strcpy(xc->preparing->sql, sql);
 	}
 	snprintf(name, sizeof(name), "rx_x%d", stmt);
-	if (prelude != NIL || xc->preparing != NULL)
+	if (xc->deferred != NIL || prelude != NIL || xc->preparing != NULL)
 	{
 		ok = PQenterPipelineMode(xc->conn) == 1;
+		/* the queued changes first: their answers are read first */
+		ok = ok && (xc->deferred == NIL || send_deferred(xc));
 		foreach(lc, prelude)
 			ok = ok && PQsendQueryParams(xc->conn, lfirst(lc), 0, NULL, NULL,
 										 NULL, NULL, 0);
@@ -623,6 +860,9 @@ rx_xact_get_result(PGconn *conn, const char *member_name)
 
 	if (xc == NULL || PQpipelineStatus(conn) == PQ_PIPELINE_OFF)
 		return rx_get_result(conn, member_name);
+
+	if (xc->inflight != NIL)
+		read_deferred(xc);
 
 	/* first the prelude's commands: a result each, then a NULL */
 	while (xc->prelude > 0)
@@ -662,11 +902,11 @@ rx_xact_copy_row(const RxMember *member, Oid relid, const char *table_name,
 	XactConn   *xc = NULL;
 	Oid			userid = GetUserId();
 
-	for (int i = 0; i < nxconns; i++)
-		if (xconns[i].in_use && xconns[i].userid == userid &&
-			strcmp(xconns[i].name, member->name) == 0)
+	for (int i = 0; i < rx_nxconns; i++)
+		if (rx_xconns[i].in_use && rx_xconns[i].userid == userid &&
+			strcmp(rx_xconns[i].name, member->name) == 0)
 		{
-			xc = &xconns[i];
+			xc = &rx_xconns[i];
 			break;
 		}
 
@@ -679,6 +919,7 @@ rx_xact_copy_row(const RxMember *member, Oid relid, const char *table_name,
 
 		/* BEGIN and the rest in the same round trip, ahead of the COPY */
 		xc = get_xconn(member, NULL, true, &prelude);
+		rx_xconn_flush(xc);
 		if (!PQsendQuery(xc->conn, joined(lappend(prelude, (char *) copy_command))))
 			rx_report_remote_error(ERROR, xc->conn, NULL, xc->name,
 								   "could not start COPY");
@@ -712,293 +953,12 @@ rx_xact_copy_row(const RxMember *member, Oid relid, const char *table_name,
 void
 rx_xact_copy_end(Oid relid)
 {
-	for (int i = 0; i < nxconns; i++)
+	for (int i = 0; i < rx_nxconns; i++)
 	{
-		XactConn   *xc = &xconns[i];
+		XactConn   *xc = &rx_xconns[i];
 
 		if (xc->in_use && OidIsValid(xc->copy_relid) &&
 			(!OidIsValid(relid) || xc->copy_relid == relid))
-			end_copy(xc);
+			rx_xconn_end_copy(xc);
 	}
-}
-
-/* ---------------------------------------------------------------------
- * Transaction callbacks
- * ---------------------------------------------------------------------
- */
-
-/* PREPARE TRANSACTION there, with a hint where prepared transactions are off */
-static void
-prepare_remote(XactConn *xc, const char *gid)
-{
-	MemoryContext cxt = CurrentMemoryContext;
-
-	PG_TRY();
-	{
-		rx_exec_command(xc->conn, xc->name,
-						psprintf("SELECT rdma_exchange.barrier_commit(); PREPARE TRANSACTION '%s'",
-								 gid));
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		if (edata->message == NULL ||
-			strstr(edata->message, "prepared transactions are disabled") == NULL)
-			PG_RE_THROW();
-		FlushErrorState();
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("member \"%s\" cannot take part in a two-phase commit", xc->name),
-				 errdetail("Its max_prepared_transactions is 0; a transaction that changes several members prepares on each of them before it commits."),
-				 errhint("Set max_prepared_transactions on every member (to max_connections, say) and restart it.")));
-	}
-	PG_END_TRY();
-}
-
-static void
-pre_commit(void)
-{
-	int			nremote = 0;
-
-	if (doomed_member[0] != '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_TRANSACTION_ROLLBACK),
-				 errmsg("the remote transaction on member \"%s\" was lost",
-						doomed_member),
-				 errdetail("A subtransaction could not be rolled back there, so the changes of this transaction on that member are gone.")));
-
-	/* end every COPY first: a remote error must abort us before any COMMIT */
-	for (int i = 0; i < nxconns; i++)
-		if (xconns[i].in_use && xconns[i].xact_depth > 0)
-			end_copy(&xconns[i]);
-
-	for (int i = 0; i < nxconns; i++)
-		if (xconns[i].in_use && xconns[i].xact_depth > 0)
-			nremote++;
-	if (nremote == 0)
-		return;
-
-	/*
-	 * More than one member changed (this one too, or two others): two
-	 * phases (two_phase.c).  One other member alone commits in one, and so
-	 * does a transaction that is read-only here: it cannot write its
-	 * decision record (its remote parts are run_on_all_nodes() commands).
-	 */
-	if ((nremote > 1 || TransactionIdIsValid(GetTopTransactionIdIfAny())) &&
-		!XactReadOnly)
-	{
-		char	   *transaction;
-		bool		first = true;
-		RxMember   *members;
-		int			nmembers = rx_get_members(&members);
-		int			self = rx_self_member_index();
-
-		rx_two_phase_fault(RX_FAULT_COMMIT_BEFORE_PREPARE);
-		transaction = rx_two_phase_decide();
-
-		/*
-		 * Member by member, in member order: the read barrier there
-		 * (cluster_snapshot.c), with the PREPARE on the others, so that no
-		 * distributed query takes its snapshots between our first and our
-		 * last commit.  The order is the one queries wait in.  A member
-		 * this transaction removed from the list (remove_node) comes last.
-		 */
-		for (int m = 0; m <= nmembers; m++)
-		{
-			if (m == self)
-			{
-				rx_barrier_commit_local();
-				continue;
-			}
-			for (int i = 0; i < nxconns; i++)
-			{
-				XactConn   *xc = &xconns[i];
-				char	   *gid;
-
-				if (!xc->in_use || xc->xact_depth == 0 ||
-					(m < nmembers && strcmp(xc->name, members[m].name) != 0))
-					continue;
-				gid = rx_two_phase_gid(transaction, i);
-				prepare_remote(xc, gid);
-				strlcpy(xc->gid, gid, sizeof(xc->gid));
-				xc->xact_depth = 0;
-				if (first)
-					rx_two_phase_fault(RX_FAULT_COMMIT_CRASH_AFTER_FIRST_PREPARE);
-				first = false;
-			}
-		}
-		rx_two_phase_fault(RX_FAULT_COMMIT_CRASH_AFTER_PREPARE);
-		return;
-	}
-
-	for (int i = 0; i < nxconns; i++)
-	{
-		XactConn   *xc = &xconns[i];
-
-		if (!xc->in_use || xc->xact_depth == 0)
-			continue;
-		rx_exec_command(xc->conn, xc->name, "COMMIT");
-		xc->xact_depth = 0;
-	}
-}
-
-/*
- * After the local commit or abort: the decision to every member prepared
- * for it, to all at once, then their answers.  Nothing may fail here;
- * what does not get through is left to recovery (two_phase.c), which
- * finds the same decision.
- */
-static void
-finish_prepared(bool commit)
-{
-	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-													   CLEANUP_TIMEOUT_MS);
-	bool		sent[MAX_XACT_CONNS];
-
-	for (int i = 0; i < nxconns; i++)
-		if (commit && xconns[i].in_use && xconns[i].gid[0] != '\0')
-		{
-			rx_two_phase_fault(RX_FAULT_COMMIT_CRASH_AFTER_DECISION);
-			break;
-		}
-	for (int i = 0; i < nxconns; i++)
-	{
-		XactConn   *xc = &xconns[i];
-
-		sent[i] = xc->in_use && xc->gid[0] != '\0' &&
-			!(commit && rx_fault_commit == RX_FAULT_COMMIT_SKIP_COMMIT_PREPARED) &&
-			cleanup_send(xc->conn,
-						 psprintf("%s PREPARED '%s'", commit ? "COMMIT" : "ROLLBACK", xc->gid),
-						 deadline);
-	}
-	for (int i = 0; i < nxconns; i++)
-	{
-		XactConn   *xc = &xconns[i];
-		bool		ok = true;
-
-		if (!xc->in_use || xc->gid[0] == '\0')
-			continue;
-		if (!sent[i] || !cleanup_drain(xc->conn, deadline, &ok) || !ok)
-		{
-			ereport(WARNING,
-					(errmsg("could not %s prepared transaction \"%s\" on member \"%s\"",
-							commit ? "commit" : "roll back", xc->gid, xc->name),
-					 errdetail("The transaction %s here; recovery will %s it there.",
-							   commit ? "committed" : "rolled back",
-							   commit ? "commit" : "roll back")));
-			forget(xc);
-			continue;
-		}
-		xc->gid[0] = '\0';
-	}
-}
-
-static void
-remote_xact_callback(XactEvent event, void *arg)
-{
-	switch (event)
-	{
-		case XACT_EVENT_PRE_COMMIT:
-			pre_commit();
-			break;
-		case XACT_EVENT_PRE_PREPARE:
-			for (int i = 0; i < nxconns; i++)
-				if (xconns[i].in_use && xconns[i].xact_depth > 0)
-					ereport(ERROR,
-							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-							 errmsg("cannot prepare a transaction that changed other members"),
-							 errdetail("The transaction has an open remote transaction on member \"%s\"; rdma_exchange commits members without two-phase commit.",
-									   xconns[i].name),
-							 errhint("Commit the transaction instead of preparing it.")));
-			break;
-		case XACT_EVENT_ABORT:
-			finish_prepared(false);
-			for (int i = 0; i < nxconns; i++)
-			{
-				XactConn   *xc = &xconns[i];
-
-				if (xc->in_use &&
-					(xc->xact_depth > 0 || OidIsValid(xc->copy_relid) ||
-					 PQtransactionStatus(xc->conn) != PQTRANS_IDLE))
-					forget(xc);
-			}
-			doomed_member[0] = '\0';
-			xact_changed = false;
-			break;
-		case XACT_EVENT_COMMIT:
-			finish_prepared(true);
-			doomed_member[0] = '\0';
-			xact_changed = false;
-			break;
-		case XACT_EVENT_PREPARE:
-			doomed_member[0] = '\0';
-			xact_changed = false;
-			break;
-		default:
-			break;
-	}
-
-	/* idle connections go back to the members' budget when others need it */
-	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT)
-		for (int i = 0; i < nxconns; i++)
-		{
-			XactConn   *xc = &xconns[i];
-
-			if (xc->in_use && xc->xact_depth == 0 &&
-				PQtransactionStatus(xc->conn) == PQTRANS_IDLE &&
-				rx_budget_should_give_back(xc->name))
-				forget(xc);
-		}
-}
-
-static void
-remote_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-						SubTransactionId parentSubid, void *arg)
-{
-	int			level = GetCurrentTransactionNestLevel();
-
-	if (event != SUBXACT_EVENT_PRE_COMMIT_SUB && event != SUBXACT_EVENT_ABORT_SUB)
-		return;
-
-	for (int i = 0; i < nxconns; i++)
-	{
-		XactConn   *xc = &xconns[i];
-		char		sql[96];
-
-		if (!xc->in_use || xc->xact_depth < level)
-			continue;
-
-		if (event == SUBXACT_EVENT_PRE_COMMIT_SUB)
-		{
-			end_copy(xc);
-			snprintf(sql, sizeof(sql), "RELEASE SAVEPOINT rx_s%d", level);
-			rx_exec_command(xc->conn, xc->name, sql);
-			xc->xact_depth = level - 1;
-		}
-		else
-		{
-			snprintf(sql, sizeof(sql),
-					 "ROLLBACK TO SAVEPOINT rx_s%d; RELEASE SAVEPOINT rx_s%d",
-					 level, level);
-			if (cleanup_quiesce(xc) && cleanup_exec(xc->conn, sql))
-			{
-				/* a fragment running there was cancelled with the rest */
-				xc->xact_depth = level - 1;
-				xc->fragment = false;
-				xc->lock_timeout = 0;
-			}
-			else
-				doom(xc);
-		}
-	}
-}
-
-void
-rx_remote_xact_init(void)
-{
-	RegisterXactCallback(remote_xact_callback, NULL);
-	RegisterSubXactCallback(remote_subxact_callback, NULL);
 }

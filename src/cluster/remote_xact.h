@@ -58,12 +58,22 @@ extern void rx_xact_set_prepared(PGconn *conn, int slot);
 extern PGconn *rx_xact_connection_try(const RxMember *member, char **failure);
 
 /*
- * Runs sql (simple protocol: commands without results) in this
- * transaction's remote transaction on member, opening it in the same
- * round trip.  change: the command changes something there (see
- * rx_xact_lock_connection()).
+ * Runs sql (one command without results) in this transaction's remote
+ * transaction on member, opening it in the same round trip.  change: the
+ * command changes something there (see rx_xact_lock_connection()).
  */
 extern void rx_xact_exec(const RxMember *member, const char *sql, bool change);
+
+/*
+ * Queues sql (one command, prepared there, text parameters) for this
+ * transaction's remote transaction on member without waiting for it: it
+ * goes with the next command sent there, at the latest at commit, and
+ * an error of it says context (see "Deferred commands" in
+ * remote_xact.c).  A reference table's row changes by key (dml.c).
+ */
+extern void rx_xact_defer_params(const RxMember *member, const char *sql,
+								 int nparams, const char *const *values,
+								 const char *context);
 
 /*
  * Sends sql (extended protocol, text parameters) in this transaction's

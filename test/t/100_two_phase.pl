@@ -33,6 +33,9 @@ $rx->safe_psql(0, q{
 	CREATE TABLE ins (id int, v int);
 	SELECT rdma_exchange.create_distributed_table('ins', 'id');
 	SELECT count(*) FROM rdma_exchange.run_on_all_nodes('CREATE TABLE plain_log (v int)');
+	CREATE TABLE refc (id int PRIMARY KEY, v int NOT NULL);
+	INSERT INTO refc SELECT i, 0 FROM generate_series(1, 600) i;
+	SELECT rdma_exchange.create_reference_table('refc');
 });
 
 my $prepared_sql = q{SELECT count(*) FROM pg_prepared_xacts};
@@ -89,6 +92,13 @@ my %writes = (
 		done => '300',
 		undo => 'UPDATE acct SET balance = 100',
 	},
+	# more rows than a member's queue of changes holds (remote_xact.c):
+	# part of them go during the statement, the rest with the PREPARE
+	'reference table UPDATE' => {
+		sql => 'UPDATE refc SET v = %d',
+		check => 'SELECT count(*) FROM refc WHERE v = %d',
+		done => '600',
+	},
 	'run_on_all_nodes' => {
 		sql => q{SELECT count(*) FROM rdma_exchange.run_on_all_nodes('INSERT INTO plain_log SELECT %d FROM generate_series(1, 10)')},
 		check => q{SELECT sum(result::int) FROM rdma_exchange.run_on_all_nodes('SELECT count(*) FROM plain_log WHERE v = %d')},
@@ -143,6 +153,54 @@ $rx->safe_psql(0, "INSERT INTO ins VALUES ($key_on[1], -2), ($key_on[2], -2)");
 my $decisions = $rx->safe_psql(0, 'SELECT count(*) FROM rdma_exchange.commit_decision');
 cmp_ok($decisions, '>', $before, 'a write on two members records a decision');
 
+# A reference table's row changes are queued for the other members and
+# go with the next command sent there (remote_xact.c): a savepoint rolled
+# back drops its own, a released one sends them, the rest go at commit.
+$rx->safe_psql(0, q{
+	UPDATE refc SET v = 0;
+	BEGIN;
+	UPDATE refc SET v = 1 WHERE id = 1;
+	SAVEPOINT a;
+	UPDATE refc SET v = 2 WHERE id = 2;
+	DELETE FROM refc WHERE id = 6;
+	ROLLBACK TO a;
+	SAVEPOINT b;
+	UPDATE refc SET v = 3 WHERE id = 3;
+	SAVEPOINT c;
+	UPDATE refc SET v = 7 WHERE id = 7;
+	ROLLBACK TO c;
+	RELEASE b;
+	DELETE FROM refc WHERE id = 4;
+	COMMIT;
+});
+everywhere(q{SELECT string_agg(id || ':' || v, ',' ORDER BY id) FROM refc WHERE id <= 7},
+	'1:1,2:0,3:3,5:0,6:0,7:0', 'queued reference changes: savepoints rolled back and released');
+
+# A copy that differs (a row deleted on member 1 alone, as a member's own
+# session may): the change cannot be applied there, and the error comes
+# where the queue is sent: at COMMIT, or at the end of the PL/pgSQL block
+# that made it, whose handler sees it.
+$rx->member(1)->safe_psql($rx->dbname,
+	"SET application_name = 'rdma_exchange'; DELETE FROM refc WHERE id = 10");
+my ($rc, $out, $err) = $rx->coordinator->psql($rx->dbname,
+	"BEGIN; UPDATE refc SET v = 10 WHERE id = 10; SELECT 1; COMMIT;");
+like($err, qr/reference table .*refc.* differs on member/, 'a copy that differs: COMMIT fails, naming the member');
+like($err, qr/copies with the same primary key/, '... and saying why');
+everywhere('SELECT count(*) FROM refc WHERE v = 10', '0', 'a copy that differs: nothing committed');
+is($rx->safe_psql(0, q{
+	DO $$
+	BEGIN
+		BEGIN
+			UPDATE refc SET v = 11 WHERE id = 10;
+		EXCEPTION WHEN data_corrupted THEN
+			RAISE NOTICE 'caught';
+			UPDATE refc SET v = 12 WHERE id = 11;
+		END;
+	END $$;
+	SELECT string_agg(id || ':' || v, ',' ORDER BY id) FROM refc WHERE id IN (10, 11);
+}), '10:0,11:12', 'a copy that differs: the PL/pgSQL block that changed it catches the error');
+everywhere('SELECT v FROM refc WHERE id = 11', '12', 'after the caught error the rest committed everywhere');
+
 # what recovery reports, and that nothing is in doubt now
 is($rx->safe_psql(0, 'SELECT count(*) FROM rdma_exchange.transactions_in_doubt'), '0',
 	'nothing in doubt at the end');
@@ -151,12 +209,14 @@ is($rx->safe_psql(0, 'SELECT count(*) FROM rdma_exchange.transactions_in_doubt')
 $rx->member(1)->append_conf('postgresql.conf', 'max_prepared_transactions = 0');
 $rx->stop_member(1);
 $rx->start_member(1);
-my ($rc, $out, $err) = $rx->coordinator->psql($rx->dbname,
+($rc, $out, $err) = $rx->coordinator->psql($rx->dbname,
 	'INSERT INTO ins SELECT i, -3 FROM generate_series(1, 100) i');
 isnt($rc, 0, 'max_prepared_transactions = 0 on a member: the write fails');
 like($err, qr/cannot take part in a two-phase commit/, '... with a clear error');
 like($err, qr/max_prepared_transactions/, '... naming the setting');
 everywhere('SELECT count(*) FROM ins WHERE v = -3', '0', 'max_prepared_transactions = 0: nothing written');
+($rc, $out, $err) = $rx->coordinator->psql($rx->dbname, 'UPDATE refc SET v = -3 WHERE id = 1');
+like($err, qr/cannot take part in a two-phase commit/, 'the same after queued reference changes');
 
 $rx->check_clean('at the end');
 $rx->teardown;
