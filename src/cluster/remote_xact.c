@@ -396,6 +396,12 @@ read_deferred(XactConn *xc)
 			cmd->preparing = NULL;
 		}
 		res = rx_get_result(xc->conn, xc->name);
+		/* a row, of a pipeline's first command after a single-row query */
+		while (res != NULL && PQresultStatus(res) == PGRES_SINGLE_TUPLE)
+		{
+			PQclear(res);
+			res = rx_get_result(xc->conn, xc->name);
+		}
 		rx_raise_if_failed(xc->conn, res, xc->name, cmd->context);
 		PQclear(res);
 		res = rx_get_result(xc->conn, xc->name);

@@ -176,6 +176,25 @@ $rx->safe_psql(0, q{
 everywhere(q{SELECT string_agg(id || ':' || v, ',' ORDER BY id) FROM refc WHERE id <= 7},
 	'1:1,2:0,3:3,5:0,6:0,7:0', 'queued reference changes: savepoints rolled back and released');
 
+# pgbench's TPC-B-like transaction, three times in one session, through
+# member 0 with the account on member 1: that member's session reads the
+# account back (a direct query, in single-row mode) before its queued
+# changes go with the history row, a pipeline whose first command then
+# answered in single-row mode too.
+my $acct = $rx->safe_psql(0, q{SELECT i FROM generate_series(1, 1000) i
+	WHERE rdma_exchange.member_index_of(i) = 1 LIMIT 1});
+my $tpcb = qq{BEGIN;
+	UPDATE acct SET balance = balance + 1 WHERE id = $acct;
+	SELECT balance FROM acct WHERE id = $acct;
+	UPDATE refc SET v = v + 1 WHERE id = 20;
+	UPDATE refc SET v = v + 1 WHERE id = 21;
+	INSERT INTO ins VALUES ($acct, -20);
+	COMMIT;};
+$rx->safe_psql(0, "UPDATE refc SET v = 0 WHERE id IN (20, 21); $tpcb $tpcb $tpcb");
+everywhere(q{SELECT string_agg(id || ':' || v, ',' ORDER BY id) FROM refc WHERE id IN (20, 21)},
+	'20:3,21:3', 'a TPC-B-like transaction three times in one session: every copy changed');
+everywhere('SELECT count(*) FROM ins WHERE v = -20', '3', '... and every history row there');
+
 # A copy that differs (a row deleted on member 1 alone, as a member's own
 # session may): the change cannot be applied there, and the error comes
 # where the queue is sent: at COMMIT, or at the end of the PL/pgSQL block
