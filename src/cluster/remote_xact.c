@@ -48,7 +48,7 @@ typedef struct DeferredCmd
 	int			nparams;		/* -1: a plain command of the prelude */
 	char	  **values;
 	const char *context;		/* what it does, for its error */
-	struct XactStmt *preparing; /* a Parse for it went ahead of it */
+	XactStmt   *preparing;		/* a Parse for it went ahead of it */
 } DeferredCmd;
 
 /* a member's queue is sent, and its answers read, at this length */
@@ -308,13 +308,14 @@ joined(List *cmds)
  * ---------------------------------------------------------------------
  */
 
-static struct XactStmt *
+/* the statement prepared as sql, in stmts (XactStmts) */
+static XactStmt *
 find_stmt(List *stmts, const char *sql)
 {
 	ListCell   *lc;
 
 	foreach(lc, stmts)
-		if (strcmp(((struct XactStmt *) lfirst(lc))->sql, sql) == 0)
+		if (strcmp(((XactStmt *) lfirst(lc))->sql, sql) == 0)
 			return lfirst(lc);
 	return NULL;
 }
@@ -335,7 +336,7 @@ send_deferred(XactConn *xc)
 	foreach(lc, xc->deferred)
 	{
 		DeferredCmd *cmd = lfirst(lc);
-		struct XactStmt *stmt;
+		XactStmt   *stmt;
 		char		name[32];
 
 		if (cmd->nparams < 0)
@@ -350,7 +351,7 @@ send_deferred(XactConn *xc)
 		if (stmt == NULL)
 		{
 			stmt = MemoryContextAlloc(TopMemoryContext,
-									  offsetof(struct XactStmt, sql) + strlen(cmd->sql) + 1);
+									  offsetof(XactStmt, sql) + strlen(cmd->sql) + 1);
 			stmt->id = ++xc->nstmts;
 			strcpy(stmt->sql, cmd->sql);
 			parsing = lappend(parsing, stmt);
@@ -804,6 +805,7 @@ rx_xact_send_params(const RxMember *member, const char *sql, int nparams,
 	List	   *prelude = NIL;
 	XactConn   *xc = get_xconn(member, NULL, true, &prelude);
 	ListCell   *lc;
+	XactStmt   *known;
 	int			stmt = 0;
 	char		name[32];
 	bool		ok = true;
@@ -813,13 +815,9 @@ rx_xact_send_params(const RxMember *member, const char *sql, int nparams,
 	 * (parsed and planned once there, like a prepared statement of a
 	 * client), with the prelude if any, in one pipeline.
 	 */
-	if (prepare)
-		foreach(lc, xc->stmts)
-			if (strcmp(((XactStmt *) lfirst(lc))->sql, sql) == 0)
-			{
-				stmt = ((XactStmt *) lfirst(lc))->id;
-				break;
-			}
+	known = prepare ? find_stmt(xc->stmts, sql) : NULL;
+	if (known != NULL)
+		stmt = known->id;
 	if (xc->preparing)
 	{
 		/* one whose pipeline failed: its number is not given again */

@@ -264,7 +264,13 @@ round_read(RoundGather *rgs, const int *items, int nitems, int m, PGconn *conn,
 			ExecStatusType status = PQresultStatus(res);
 			int			item = items[i];
 
-			if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK)
+			/*
+			 * Rows one at a time are the first call's when the connection's
+			 * last query ran in single-row mode (rx_direct_send()): libpq
+			 * keeps the mode into a new pipeline's first command.
+			 */
+			if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK &&
+				status != PGRES_SINGLE_TUPLE)
 				ok = false;		/* an error, or aborted after one */
 			else if (item < 0)	/* ROUND_PREPARE(k): k = ROUND_PREPARE(item) */
 				rx_pool_set_prepared(conn, rgs[ROUND_PREPARE(item)].slot->tts_tupleDescriptor->natts);
