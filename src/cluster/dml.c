@@ -40,11 +40,12 @@
  *	  the copies).
  *	- UPDATE and DELETE: each changed row is applied on every other member
  *	  by its primary key, one statement per row and member, which fails
- *	  there unless exactly one row matched: on the first member at once
- *	  (its copy is where FOR UPDATE locks rows), for the others queued
- *	  and sent with the next command that goes there, at the latest at
- *	  commit (remote_xact.c).  A reference table without a primary key
- *	  refuses UPDATE and DELETE.  MERGE is refused.
+ *	  there unless exactly one row matched.  The statements are queued
+ *	  and sent with the next command that goes to the member, at the
+ *	  latest at commit (remote_xact.c); the first member's at the end of
+ *	  the statement (its copy is where FOR UPDATE locks rows).  A
+ *	  reference table without a primary key refuses UPDATE and DELETE.
+ *	  MERGE is refused.
  *	- Every write first waits for the table's write order on the first
  *	  member (ref_order.c), so concurrent writes cannot deadlock.
  *	- TRUNCATE: forwarded to every member.
@@ -573,34 +574,16 @@ rx_forward_change(PG_FUNCTION_ARGS)
 	rx_transmission_end(nest);
 
 	/*
-	 * The first member's copy at once: SELECT ... FOR UPDATE locks a
-	 * reference table's rows there (row_locks.c), and the change waits for
-	 * such a lock as on one server.  The other copies see only writers
-	 * that ref_order.c ordered: their changes are queued, sent with the
-	 * next command that goes there, at the latest at commit
-	 * (remote_xact.c).
+	 * Queued for every other copy, sent with the next command that goes to
+	 * its member, at the latest at commit (remote_xact.c); the first
+	 * member's at the end of this statement (rx_dml_executor_run()).
 	 */
 	context = psprintf("changing a row of reference table %s", rs->enc->table_name);
 	for (int m = 0; m < rs->nmembers; m++)
-	{
-		const char *sql = is_update ? rs->update_sql : rs->delete_sql;
-		PGconn	   *conn;
-		PGresult   *res;
-
-		if (m == rs->self)
-			continue;
-		if (m > 0)
-		{
-			rx_xact_defer_params(&rs->members[m], sql, nparams, params, context);
-			continue;
-		}
-		conn = rx_xact_send_params(&rs->members[m], sql, nparams, NULL, params, true);
-		while ((res = rx_xact_get_result(conn, rs->members[m].name)) != NULL)
-		{
-			rx_raise_if_failed(conn, res, rs->members[m].name, context);
-			PQclear(res);
-		}
-	}
+		if (m != rs->self)
+			rx_xact_defer_params(&rs->members[m],
+								 is_update ? rs->update_sql : rs->delete_sql,
+								 nparams, params, context);
 	return PointerGetDatum(result);
 }
 
@@ -823,6 +806,7 @@ rx_dml_executor_run(QueryDesc *queryDesc, ScanDirection direction,
 	uint64		forwarded;
 	RxForward  *forward = NULL;
 	uint64		before = 0;
+	bool		reference = false;
 
 	/*
 	 * An UPDATE or DELETE run on every member's part goes to the members in
@@ -848,7 +832,10 @@ rx_dml_executor_run(QueryDesc *queryDesc, ScanDirection direction,
 
 			rx_table_distribution(rte->relid, &dist);
 			if (dist.method == RX_DIST_REFERENCE)
+			{
 				rx_order_reference_write(rte->relid);
+				reference = true;
+			}
 		}
 	}
 	if (forward != NULL)
@@ -875,6 +862,21 @@ rx_dml_executor_run(QueryDesc *queryDesc, ScanDirection direction,
 		queryDesc->estate->es_processed += forwarded;
 	if (forward != NULL)
 		queryDesc->estate->es_processed += before + rx_dml_forward_run(forward, false);
+
+	/*
+	 * The first member's copy of a reference table is where SELECT ... FOR
+	 * UPDATE locks its rows (row_locks.c): the changes queued for it
+	 * (rx_forward_change()) go before the statement ends, so that it waits
+	 * for such a lock, under lock_timeout, and fails with it, as on one
+	 * server.  The other copies see only writers ref_order.c ordered.
+	 */
+	if (reference && rx_self_member_index() != 0)
+	{
+		RxMember   *members;
+
+		if (rx_get_members(&members) > 0)
+			rx_xact_flush(&members[0]);
+	}
 }
 
 /*

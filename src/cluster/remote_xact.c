@@ -292,11 +292,12 @@ joined(List *cmds)
  * its primary key (dml.c).  Waiting for each member's answer before going
  * on would cost a round trip per row and statement: an UPDATE of 5,000
  * rows made 5,000, and each statement of a short transaction (pgbench's
- * TPC-B-like updates of tellers and branches) one more.  So, but for the
- * first member's (dml.c says why), they are queued per member and go down
- * the connection's pipeline ahead of the next command sent there, at the
- * latest with the PREPARE (or COMMIT) at commit or with the RELEASE of a
- * savepoint, and after MAX_DEFERRED of them.  Their answers are read
+ * TPC-B-like updates of tellers and branches) one more.  So they are
+ * queued per member and go down the connection's pipeline ahead of the
+ * next command sent there, at the latest with the PREPARE (or COMMIT) at
+ * commit or with the RELEASE of a savepoint, and after MAX_DEFERRED of
+ * them; the first member's at the end of their statement (dml.c says
+ * why, rx_xact_flush()).  Their answers are read
  * before that command's.  The copies are the same on every member and
  * writers of a reference table are ordered before they lock a row
  * (ref_order.c), so a queued change rarely fails; when it does (no row
@@ -796,6 +797,16 @@ rx_xact_defer_params(const RxMember *member, const char *sql, int nparams,
 
 	if (list_length(xc->deferred) >= MAX_DEFERRED)
 		rx_xconn_flush(xc);
+}
+
+void
+rx_xact_flush(const RxMember *member)
+{
+	/* every role's: a SECURITY DEFINER function may have queued some */
+	for (int i = 0; i < rx_nxconns; i++)
+		if (rx_xconns[i].in_use && rx_xconns[i].deferred != NIL &&
+			strcmp(rx_xconns[i].name, member->name) == 0)
+			rx_xconn_flush(&rx_xconns[i]);
 }
 
 PGconn *

@@ -75,6 +75,9 @@ extern void rx_xact_defer_params(const RxMember *member, const char *sql,
 								 int nparams, const char *const *values,
 								 const char *context);
 
+/* what is queued for member's transaction, sent now and its answers read */
+extern void rx_xact_flush(const RxMember *member);
+
 /*
  * Sends sql (extended protocol, text parameters) in this transaction's
  * remote transaction on member; when that is not open yet, its BEGIN goes
