@@ -150,6 +150,7 @@ typedef struct RouteState
 	AttrNumber *pk;
 	char	   *delete_sql;
 	char	   *update_sql;
+	char	   *change_context; /* their errors' context */
 	int			nupd;			/* columns set by update_sql */
 	AttrNumber *upd;
 	FmgrInfo   *out;			/* output function per attribute */
@@ -275,6 +276,8 @@ build_reference_sql(RouteState *rs, Relation rel)
 	rs->delete_sql = one_row_checked(psprintf("DELETE FROM ONLY %s WHERE %s",
 											  rs->enc->table_name, where.data),
 									 rs->enc->table_name, "delete");
+	rs->change_context = psprintf("changing a row of reference table %s",
+								  rs->enc->table_name);
 }
 
 static RouteState *
@@ -531,7 +534,6 @@ rx_forward_change(PG_FUNCTION_ARGS)
 	const char **params;
 	int			p = 0;
 	int			nest;
-	char	   *context;
 
 	if (!TRIGGER_FIRED_BEFORE(td->tg_event) || !TRIGGER_FIRED_FOR_ROW(td->tg_event))
 		ereport(ERROR,
@@ -578,12 +580,11 @@ rx_forward_change(PG_FUNCTION_ARGS)
 	 * its member, at the latest at commit (remote_xact.c); the first
 	 * member's at the end of this statement (rx_dml_executor_run()).
 	 */
-	context = psprintf("changing a row of reference table %s", rs->enc->table_name);
 	for (int m = 0; m < rs->nmembers; m++)
 		if (m != rs->self)
 			rx_xact_defer_params(&rs->members[m],
 								 is_update ? rs->update_sql : rs->delete_sql,
-								 nparams, params, context);
+								 nparams, params, rs->change_context);
 	return PointerGetDatum(result);
 }
 

@@ -762,6 +762,7 @@ rx_xact_defer_params(const RxMember *member, const char *sql, int nparams,
 	XactConn   *xc = get_xconn(member, NULL, true, &prelude);
 	MemoryContext old;
 	DeferredCmd *cmd;
+	DeferredCmd *last;
 	ListCell   *lc;
 
 	if (xc->cxt == NULL)
@@ -786,12 +787,23 @@ rx_xact_defer_params(const RxMember *member, const char *sql, int nparams,
 
 	cmd = palloc0(sizeof(DeferredCmd));
 	cmd->level = GetCurrentTransactionNestLevel();
-	cmd->sql = pstrdup(sql);
 	cmd->nparams = nparams;
 	cmd->values = palloc(sizeof(char *) * Max(nparams, 1));
 	for (int i = 0; i < nparams; i++)
 		cmd->values[i] = values[i] ? pstrdup(values[i]) : NULL;
-	cmd->context = pstrdup(context);
+	/* the rows of one statement share its texts */
+	last = xc->deferred != NIL ? llast(xc->deferred) : NULL;
+	if (last != NULL && last->nparams >= 0 && strcmp(last->sql, sql) == 0 &&
+		strcmp(last->context, context) == 0)
+	{
+		cmd->sql = last->sql;
+		cmd->context = last->context;
+	}
+	else
+	{
+		cmd->sql = pstrdup(sql);
+		cmd->context = pstrdup(context);
+	}
 	xc->deferred = lappend(xc->deferred, cmd);
 	MemoryContextSwitchTo(old);
 

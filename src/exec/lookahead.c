@@ -24,9 +24,9 @@
  * a LIMIT reads little ahead; the first is as large as the planner expects
  * the outer side to be (half again, for a low estimate), up to four times
  * LOOKAHEAD_FIRST, so that a few dozen rows cost one batch, not two.  The
- * planner puts a LOOKAHEAD only over an outer side whose extra rows are harmless to read (no volatile
- * functions, no row locks: fallback.c), since the loop may stop before
- * it needs them.
+ * planner puts a LOOKAHEAD only over an outer side whose extra rows are
+ * harmless to read (no volatile functions, no row locks: fallback.c),
+ * since the loop may stop before it needs them.
  *
  *-------------------------------------------------------------------------
  */
