@@ -329,8 +329,10 @@ def answer(conn, query, fetch=0, params=()):
     """
     if params:
         with conn.cursor() as cur:
-            cur.execute('DEALLOCATE ALL')
+            # a cancel left over from the last statement's timeout may hit
+            # either: that side's error, like the query's own
             try:
+                cur.execute('DEALLOCATE ALL')
                 cur.execute('PREPARE random_query(%s) AS %s'
                             % (', '.join(['int'] * len(params)), query))
             except psycopg2.Error as e:
