@@ -429,6 +429,34 @@ rx_xconn_forget_inflight(XactConn *xc)
 	xc->inflight = NIL;
 }
 
+/* the queue sent by rx_xconn_flush_start(): its answers, checked */
+static void
+flush_finish(XactConn *xc)
+{
+	read_deferred(xc);
+	if (!pipeline_end(xc, TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													  CLEANUP_TIMEOUT_MS)))
+		rx_report_remote_error(ERROR, xc->conn, NULL, xc->name,
+							   "could not end a pipeline");
+}
+
+/*
+ * The queue sent now, its answers read by the next rx_xconn_flush_with():
+ * at commit, the members prepared after the first run their queues while
+ * the first one prepares.
+ */
+void
+rx_xconn_flush_start(XactConn *xc)
+{
+	Assert(xc->inflight == NIL);
+	if (xc->deferred == NIL)
+		return;
+	if (PQenterPipelineMode(xc->conn) != 1 || !send_deferred(xc) ||
+		PQpipelineSync(xc->conn) != 1)
+		rx_report_remote_error(ERROR, xc->conn, NULL, xc->name,
+							   "could not send the changes of this transaction");
+}
+
 /* the queue, then cmds, in one round trip; the answers checked */
 void
 rx_xconn_flush_with(XactConn *xc, List *cmds)
@@ -436,6 +464,8 @@ rx_xconn_flush_with(XactConn *xc, List *cmds)
 	MemoryContext old;
 	ListCell   *lc;
 
+	if (xc->inflight != NIL)
+		flush_finish(xc);
 	if (xc->deferred == NIL)
 	{
 		if (cmds != NIL)
@@ -453,15 +483,8 @@ rx_xconn_flush_with(XactConn *xc, List *cmds)
 		xc->deferred = lappend(xc->deferred, cmd);
 	}
 	MemoryContextSwitchTo(old);
-	if (PQenterPipelineMode(xc->conn) != 1 || !send_deferred(xc) ||
-		PQpipelineSync(xc->conn) != 1)
-		rx_report_remote_error(ERROR, xc->conn, NULL, xc->name,
-							   "could not send the changes of this transaction");
-	read_deferred(xc);
-	if (!pipeline_end(xc, TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-													  CLEANUP_TIMEOUT_MS)))
-		rx_report_remote_error(ERROR, xc->conn, NULL, xc->name,
-							   "could not end a pipeline");
+	rx_xconn_flush_start(xc);
+	flush_finish(xc);
 }
 
 void

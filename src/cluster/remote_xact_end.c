@@ -87,10 +87,13 @@ pre_commit(void)
 		!XactReadOnly)
 	{
 		char	   *transaction;
-		bool		first = true;
 		RxMember   *members;
 		int			nmembers = rx_get_members(&members);
 		int			self = rx_self_member_index();
+		int			order[MAX_XACT_CONNS + 1];	/* -1: this member's turn */
+		int			norder = 0;
+		bool		ordered[MAX_XACT_CONNS] = {0};
+		int			nprepared = 0;
 
 		rx_two_phase_fault(RX_FAULT_COMMIT_BEFORE_PREPARE);
 		transaction = rx_two_phase_decide();
@@ -105,26 +108,44 @@ pre_commit(void)
 		for (int m = 0; m <= nmembers; m++)
 		{
 			if (m == self)
+				order[norder++] = -1;
+			else
+				for (int i = 0; i < rx_nxconns; i++)
+					if (rx_xconns[i].in_use && rx_xconns[i].xact_depth > 0 &&
+						!ordered[i] &&
+						(m == nmembers || strcmp(rx_xconns[i].name, members[m].name) == 0))
+					{
+						order[norder++] = i;
+						ordered[i] = true;
+					}
+		}
+
+		/*
+		 * Changes still queued for the members after the first run there
+		 * while the first prepares: they take no barrier, so only the
+		 * PREPAREs need to wait their turn.
+		 */
+		for (int k = 0, seen = 0; k < norder; k++)
+			if (order[k] >= 0 && seen++ > 0)
+				rx_xconn_flush_start(&rx_xconns[order[k]]);
+
+		for (int k = 0; k < norder; k++)
+		{
+			XactConn   *xc;
+			char	   *gid;
+
+			if (order[k] < 0)
 			{
 				rx_barrier_commit_local();
 				continue;
 			}
-			for (int i = 0; i < rx_nxconns; i++)
-			{
-				XactConn   *xc = &rx_xconns[i];
-				char	   *gid;
-
-				if (!xc->in_use || xc->xact_depth == 0 ||
-					(m < nmembers && strcmp(xc->name, members[m].name) != 0))
-					continue;
-				gid = rx_two_phase_gid(transaction, i);
-				prepare_remote(xc, gid);
-				strlcpy(xc->gid, gid, sizeof(xc->gid));
-				xc->xact_depth = 0;
-				if (first)
-					rx_two_phase_fault(RX_FAULT_COMMIT_CRASH_AFTER_FIRST_PREPARE);
-				first = false;
-			}
+			xc = &rx_xconns[order[k]];
+			gid = rx_two_phase_gid(transaction, order[k]);
+			prepare_remote(xc, gid);
+			strlcpy(xc->gid, gid, sizeof(xc->gid));
+			xc->xact_depth = 0;
+			if (nprepared++ == 0)
+				rx_two_phase_fault(RX_FAULT_COMMIT_CRASH_AFTER_FIRST_PREPARE);
 		}
 		rx_two_phase_fault(RX_FAULT_COMMIT_CRASH_AFTER_PREPARE);
 		return;

@@ -87,6 +87,7 @@ extern void rx_xconn_end_copy(XactConn *xc);
  * rolled back subtransaction level; forgotten once sent when the answers
  * will not be read.
  */
+extern void rx_xconn_flush_start(XactConn *xc);
 extern void rx_xconn_flush_with(XactConn *xc, List *cmds);
 extern void rx_xconn_flush(XactConn *xc);
 extern void rx_xconn_drop_deferred(XactConn *xc, int level);

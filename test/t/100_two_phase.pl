@@ -220,6 +220,19 @@ is($rx->safe_psql(0, q{
 }), '10:0,11:12', 'a copy that differs: the PL/pgSQL block that changed it catches the error');
 everywhere('SELECT v FROM refc WHERE id = 11', '12', 'after the caught error the rest committed everywhere');
 
+# The same on member 2, prepared after member 1: its queue is sent while
+# member 1 prepares (remote_xact_end.c), so member 1 is already prepared
+# when the error comes back, and is rolled back.
+$rx->member(2)->safe_psql($rx->dbname,
+	"SET application_name = 'rdma_exchange'; DELETE FROM refc WHERE id = 12");
+($rc, $out, $err) = $rx->coordinator->psql($rx->dbname,
+	"BEGIN; UPDATE refc SET v = 13 WHERE id = 12; UPDATE refc SET v = 13 WHERE id = 13; COMMIT;");
+like($err, qr/reference table .*refc.* differs on member/,
+	'a copy that differs on the member prepared last: COMMIT fails');
+everywhere('SELECT count(*) FROM refc WHERE v = 13', '0', '... nothing committed');
+is($rx->member($_)->safe_psql($rx->dbname, $prepared_sql), '0',
+	"... no prepared transaction left on member $_") for 1 .. $n - 1;
+
 # what recovery reports, and that nothing is in doubt now
 is($rx->safe_psql(0, 'SELECT count(*) FROM rdma_exchange.transactions_in_doubt'), '0',
 	'nothing in doubt at the end');
