@@ -18,6 +18,7 @@ CREATE TABLE dd.t_text (k text, v int, s text);
 CREATE TABLE dd.t_num (k numeric, v int, s text);
 CREATE TABLE dd.t_uuid (k uuid, v int, s text);
 CREATE TABLE dd.t_date (k date, v int, s text);
+CREATE TABLE dd.t_vc (k varchar(20), v int, s text);
 CREATE TABLE dd.t_int2 (k int, w int);
 CREATE TABLE dd.r (id int PRIMARY KEY, name text);
 -- three rows per key, every 50th key NULL
@@ -27,15 +28,16 @@ INSERT INTO dd.t_text SELECT 'key' || k, v, s FROM dd.t_int;
 INSERT INTO dd.t_num SELECT k / 4.0, v, s FROM dd.t_int;
 INSERT INTO dd.t_uuid SELECT md5(k::text)::uuid, v, s FROM dd.t_int;
 INSERT INTO dd.t_date SELECT date '2020-01-01' + k, v, s FROM dd.t_int;
+INSERT INTO dd.t_vc SELECT k, v, s FROM dd.t_text;
 INSERT INTO dd.t_int2 SELECT i % 200, i FROM generate_series(1, 400) i;
 INSERT INTO dd.r SELECT i, 'name' || i FROM generate_series(1, 600) i;
 DO $$
 DECLARE t text;
 BEGIN
-  FOREACH t IN ARRAY ARRAY['t_int', 't_big', 't_text', 't_num', 't_uuid', 't_date', 't_int2', 'r'] LOOP
+  FOREACH t IN ARRAY ARRAY['t_int', 't_big', 't_text', 't_num', 't_uuid', 't_date', 't_vc', 't_int2', 'r'] LOOP
     EXECUTE format('CREATE TABLE dl.%I AS SELECT * FROM dd.%I', t, t);
   END LOOP;
-  FOREACH t IN ARRAY ARRAY['t_int', 't_big', 't_text', 't_num', 't_uuid', 't_date', 't_int2'] LOOP
+  FOREACH t IN ARRAY ARRAY['t_int', 't_big', 't_text', 't_num', 't_uuid', 't_date', 't_vc', 't_int2'] LOOP
     EXECUTE format('CREATE INDEX ON dd.%I (k)', t);
     EXECUTE format('CREATE INDEX ON dl.%I (k)', t);
     PERFORM rdma_exchange.create_distributed_table(format('dd.%I', t)::regclass, 'k');
@@ -91,6 +93,16 @@ SELECT rx_direct_keys('SELECT * FROM t_text WHERE k = $key', array(SELECT quote_
 SELECT rx_direct_keys('SELECT * FROM t_num WHERE k = $key', array(SELECT (g / 4.0)::text FROM generate_series(0, 29) g));
 SELECT rx_direct_keys('SELECT * FROM t_uuid WHERE k = $key', array(SELECT quote_literal(md5(g::text)) FROM generate_series(0, 29) g));
 SELECT rx_direct_keys('SELECT * FROM t_date WHERE k = $key', array(SELECT quote_literal(date '2020-01-01' + g) FROM generate_series(0, 29) g));
+-- a key of another type that the column's hash family compares with it
+-- (the family hashes equal values alike): integer and smallint keys of a
+-- bigint column (an integer literal is an integer), bigint and smallint
+-- keys of an integer column, text keys of a varchar column; an IN list
+-- of integers over a bigint column
+SELECT rx_direct_keys('SELECT * FROM t_big WHERE k = $key', ARRAY['0', '1000000007', '2000000014', '-7', '0::smallint', '1000000007::bigint']);
+SELECT rx_direct_keys('SELECT * FROM t_int WHERE k = $key', ARRAY['3::bigint', '4::smallint', '-5::bigint', '5000000000']);
+SELECT rx_direct_keys('SELECT * FROM t_vc WHERE k = $key', ARRAY['''key3''::text', '''key4''', '''key5 ''', '''nokey''']);
+SELECT rx_direct_keys('SELECT * FROM t_big WHERE k IN ($key)', ARRAY['1000000007', '2000000014, 2000000014::bigint']);
+SELECT rx_direct_keys('SELECT * FROM t_big WHERE k = ANY($key)', ARRAY['ARRAY[0]', '''{1000000007, null}''::int[]']);
 -- aggregates, ORDER BY and LIMIT, a reference table, co-located tables
 SELECT rx_direct_keys('SELECT count(*), sum(v), min(s), max(v) FROM t_int WHERE k = $key', ARRAY['3', '4', '5', '1000']);
 SELECT rx_direct_keys('SELECT v, s FROM t_int WHERE k = $key ORDER BY v DESC LIMIT 2', ARRAY['3', '4', '5']);
@@ -153,6 +165,14 @@ EXECUTE lq(3);
 EXECUTE dq(4);
 EXECUTE dq(NULL);
 SELECT rx_try('EXPLAIN (COSTS OFF) EXECUTE dq(3)');
+-- an integer parameter, a bigint column
+PREPARE dqb(int) AS SELECT v, s FROM dd.t_big WHERE k = $1 ORDER BY v;
+PREPARE lqb(int) AS SELECT v, s FROM dl.t_big WHERE k = $1 ORDER BY v;
+EXECUTE dqb(1000000007);
+EXECUTE lqb(1000000007);
+EXECUTE dqb(2000000014);
+DEALLOCATE dqb;
+DEALLOCATE lqb;
 RESET plan_cache_mode;
 DEALLOCATE dq;
 DEALLOCATE lq;
@@ -251,6 +271,16 @@ UPDATE t_int SET v = -v WHERE k = 5 AND s = 'new';
 SELECT v FROM t_int WHERE k = 5 ORDER BY v LIMIT 1;
 ROLLBACK;
 SELECT count(*) FROM t_int WHERE k = 5 AND s = 'new';
+-- UPDATE, DELETE and FOR UPDATE by an integer key of a bigint column
+BEGIN;
+UPDATE dd.t_big SET v = -v WHERE k = 1000000007;
+UPDATE dl.t_big SET v = -v WHERE k = 1000000007;
+DELETE FROM dd.t_big WHERE k = 2000000014;
+DELETE FROM dl.t_big WHERE k = 2000000014;
+SELECT v FROM dd.t_big WHERE k = 1000000007 ORDER BY v LIMIT 2 FOR UPDATE;
+SELECT rx_direct('SELECT k, v FROM t_big WHERE k IN (0, 1000000007, 2000000014)');
+SELECT rx_direct('SELECT k, v FROM t_big WHERE k = 1000000007');
+ROLLBACK;
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT count(*) FROM t_int WHERE k = 6;
 SELECT count(*) FROM t_int WHERE k = 7;
@@ -348,6 +378,8 @@ SELECT rx_keyed('SELECT r.id, t.v FROM r LEFT JOIN t_int t ON t.k = NULLIF(r.id 
 SELECT rx_keyed('SELECT r.id FROM r WHERE NOT EXISTS (SELECT 1 FROM t_uuid t WHERE t.k = md5(r.id::text)::uuid AND t.v > 300)');
 SELECT rx_keyed('SELECT r.id FROM r WHERE EXISTS (SELECT 1 FROM t_date t WHERE t.k = date ''2020-01-01'' + r.id AND t.v % 3 = 0)');
 SELECT rx_keyed('SELECT r.id, t.v FROM r LEFT JOIN t_big t ON t.k = r.id::bigint * 1000000007 ORDER BY r.id, t.v LIMIT 7');
+-- an integer key of a bigint column
+SELECT rx_keyed('SELECT r.id, t.v FROM r LEFT JOIN t_big t ON t.k = (r.id % 3) * 1000000007 WHERE r.id <= 30');
 EXPLAIN (COSTS OFF) SELECT r.id, t.v FROM r LEFT JOIN t_int t ON t.k = r.id WHERE r.id <= 30;
 -- an error in a batch ends the query; the next one runs
 \set VERBOSITY terse

@@ -455,7 +455,8 @@ rx_owner_key(Query *parse, Oid relid)
 		if (value != NULL &&
 			(IsA(value, Const) ||
 			 (IsA(value, Param) && ((Param *) value)->paramkind == PARAM_EXTERN)) &&
-			exprType((Node *) value) == dist.distcol_type)
+			rx_hashes_alike(dist.hash_opfamily, dist.distcol_type,
+							exprType((Node *) value)))
 			return value;
 	}
 	return NULL;
@@ -470,13 +471,15 @@ key_owner(Expr *key, Oid relid, ParamListInfo params, int nmembers)
 	int			id;
 
 	if (IsA(key, Const))
-		return rx_member_of_key(relid, ((Const *) key)->constvalue,
+		return rx_member_of_key(relid, ((Const *) key)->consttype,
+								((Const *) key)->constvalue,
 								((Const *) key)->constisnull, nmembers);
 	id = ((Param *) key)->paramid;
 	if (params == NULL || id > params->numParams)
 		elog(ERROR, "parameter $%d of a forwarded statement has no value", id);
 	prm = rx_bound_param(params, id, &workspace);
-	return rx_member_of_key(relid, prm->value, prm->isnull, nmembers);
+	return rx_member_of_key(relid, ((Param *) key)->paramtype, prm->value,
+							prm->isnull, nmembers);
 }
 
 List *

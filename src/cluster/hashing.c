@@ -47,8 +47,9 @@ polymorphic_type_for(Oid type)
 	return InvalidOid;
 }
 
-Oid
-rx_hash_proc_for(Oid opfamily, Oid type)
+/* rx_hash_proc_for(), or InvalidOid when the family has none for type */
+static Oid
+hash_proc_or_none(Oid opfamily, Oid type)
 {
 	Oid			proc;
 	Oid			base;
@@ -86,12 +87,34 @@ rx_hash_proc_for(Oid opfamily, Oid type)
 		if (OidIsValid(proc))
 			return proc;
 	}
+	return InvalidOid;
+}
 
-	ereport(ERROR,
-			(errcode(ERRCODE_UNDEFINED_FUNCTION),
-			 errmsg("hash operator family %u has no hash function for type %s",
-					opfamily, format_type_be(type))));
-	return InvalidOid;			/* keep compiler quiet */
+Oid
+rx_hash_proc_for(Oid opfamily, Oid type)
+{
+	Oid			proc = hash_proc_or_none(opfamily, type);
+
+	if (!OidIsValid(proc))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("hash operator family %u has no hash function for type %s",
+						opfamily, format_type_be(type))));
+	return proc;
+}
+
+/*
+ * Can a value of type, compared with a column of coltype by an equality
+ * operator of the column's hash family, be routed by its own hash?  A
+ * hash family hashes equal values of its types alike (that is what lets a
+ * cross-type operator into it), so it can when the family has a hash
+ * function for the type: an integer against a bigint column (integer_ops),
+ * text against a varchar column (text_ops).
+ */
+bool
+rx_hashes_alike(Oid opfamily, Oid coltype, Oid type)
+{
+	return type == coltype || OidIsValid(hash_proc_or_none(opfamily, type));
 }
 
 Oid
@@ -130,16 +153,17 @@ rx_member_for_datum(FmgrInfo *hashfn, Oid collation, Datum value,
 }
 
 /*
- * The member that owns a value of the distribution column of relid (a
- * hash-distributed table): what routing by key needs (direct dispatch,
- * UPDATE/DELETE and row locks by key).
+ * The member that owns the rows of relid (a hash-distributed table) whose
+ * distribution column equals value, of type (the column's, or one that
+ * hashes alike: rx_hashes_alike()): what routing by key needs (direct
+ * dispatch, UPDATE/DELETE and row locks by key, keyed lookups).
  */
 int
-rx_member_of_key(Oid relid, Datum value, bool isnull, int nmembers)
+rx_member_of_key(Oid relid, Oid type, Datum value, bool isnull, int nmembers)
 {
 	RxTableDist dist;
 	FmgrInfo	hashfn;
-	Oid			type,
+	Oid			coltype,
 				collation;
 	int32		typmod;
 
@@ -149,7 +173,7 @@ rx_member_of_key(Oid relid, Datum value, bool isnull, int nmembers)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("table \"%s\" is no longer distributed", get_rel_name(relid)),
 				 errhint("Run the statement again.")));
-	get_atttypetypmodcoll(relid, dist.distcol, &type, &typmod, &collation);
-	fmgr_info(rx_hash_proc_for(dist.hash_opfamily, dist.distcol_type), &hashfn);
+	get_atttypetypmodcoll(relid, dist.distcol, &coltype, &typmod, &collation);
+	fmgr_info(rx_hash_proc_for(dist.hash_opfamily, type), &hashfn);
 	return rx_member_for_datum(&hashfn, collation, value, isnull, nmembers);
 }

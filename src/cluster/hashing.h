@@ -37,7 +37,11 @@ extern Oid	rx_default_hash_opfamily_or_none(Oid type);
 extern int	rx_member_for_datum(FmgrInfo *hashfn, Oid collation, Datum value,
 								bool isnull, int nmembers);
 
-/* member index of a value of a hash-distributed table's distribution column */
-extern int	rx_member_of_key(Oid relid, Datum value, bool isnull, int nmembers);
+/* a value of type routes like the column's values (same hash family) */
+extern bool rx_hashes_alike(Oid opfamily, Oid coltype, Oid type);
+
+/* member index of a value (of type) of a hash-distributed table's key */
+extern int	rx_member_of_key(Oid relid, Oid type, Datum value, bool isnull,
+							 int nmembers);
 
 #endif							/* RX_HASHING_H */

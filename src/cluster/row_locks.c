@@ -457,7 +457,8 @@ owner_member(RxLockRowsState *st)
 												  st->css.ss.ps.ps_ExprContext,
 												  &isnull);
 
-	return rx_member_of_key(st->relid, value, isnull, st->nmembers);
+	return rx_member_of_key(st->relid, exprType((Node *) st->key->expr),
+							value, isnull, st->nmembers);
 }
 
 /*

@@ -138,7 +138,9 @@ key_owner(DirectState *st)
 	{
 		bool		isnull;
 		Datum		value = ExecEvalExprSwitchContext(lfirst(a), econtext, &isnull);
-		int			m = rx_member_of_key(lfirst_oid(b), value, isnull, st->nmembers);
+		int			m = rx_member_of_key(lfirst_oid(b),
+										 exprType((Node *) ((ExprState *) lfirst(a))->expr),
+										 value, isnull, st->nmembers);
 
 		if (owner >= 0 && m != owner)
 			ereport(ERROR,

@@ -298,7 +298,9 @@ rx_receive_keyed_batch_add(RxReceiveState *r)
 	b->keys[n] = isnull ? (Datum) 0 : datumCopy(key, k->key_byval, k->key_len);
 	/* a strict equality with NULL: no row (fallback.c checks strictness) */
 	b->owners[n] = isnull ? -1
-		: rx_member_of_key(r->info.keyed_relid, key, false, k->nmembers);
+		: rx_member_of_key(r->info.keyed_relid,
+						   exprType((Node *) r->info.keyed_value), key, false,
+						   k->nmembers);
 	if (!isnull)
 		b->values[n] = rx_exec_param_values(econtext,
 											linitial(((CustomScan *) r->css.ss.ps.plan)->custom_plans),

@@ -62,8 +62,8 @@ typedef struct DirectWalk
 static bool
 take_const(DirectWalk *dw, Const *c, Oid relid)
 {
-	int			owner = rx_member_of_key(relid, c->constvalue, c->constisnull,
-										 dw->nmembers);
+	int			owner = rx_member_of_key(relid, c->consttype, c->constvalue,
+										 c->constisnull, dw->nmembers);
 
 	if (dw->const_owner >= 0 && dw->const_owner != owner)
 		return false;
@@ -87,6 +87,7 @@ take_key(DirectWalk *dw, Expr *clause, Index scanrelid, Oid relid,
 	ScalarArrayOpExpr *saop = (ScalarArrayOpExpr *) clause;
 	Var		   *var;
 	Const	   *array;
+	Oid			elemtype;
 	int16		typlen;
 	bool		typbyval;
 	char		typalign;
@@ -98,7 +99,8 @@ take_key(DirectWalk *dw, Expr *clause, Index scanrelid, Oid relid,
 	if (value != NULL)
 	{
 		value = rx_strip_relabel(value);
-		if (exprType((Node *) value) != dist->distcol_type)
+		if (!rx_hashes_alike(dist->hash_opfamily, dist->distcol_type,
+							 exprType((Node *) value)))
 			return false;
 		if (IsA(value, Const))
 			return take_const(dw, (Const *) value, relid);
@@ -120,19 +122,22 @@ take_key(DirectWalk *dw, Expr *clause, Index scanrelid, Oid relid,
 	array = (Const *) rx_strip_relabel(lsecond(saop->args));
 	if (!IsA(var, Var) || var->varno != scanrelid || var->varlevelsup != 0 ||
 		var->varattno != dist->distcol || !IsA(array, Const) ||
-		array->constisnull ||
-		get_element_type(array->consttype) != dist->distcol_type)
+		array->constisnull)
 		return false;
-	get_typlenbyvalalign(dist->distcol_type, &typlen, &typbyval, &typalign);
+	elemtype = get_element_type(array->consttype);
+	if (!OidIsValid(elemtype) ||
+		!rx_hashes_alike(dist->hash_opfamily, dist->distcol_type, elemtype))
+		return false;
+	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
 	deconstruct_array(DatumGetArrayTypeP(array->constvalue),
-					  dist->distcol_type, typlen, typbyval, typalign,
+					  elemtype, typlen, typbyval, typalign,
 					  &values, &nulls, &n);
 	for (int i = 0; i < n; i++)
 	{
 		/* a NULL element matches nothing */
 		if (nulls[i])
 			continue;
-		if (!take_const(dw, makeConst(dist->distcol_type, -1, InvalidOid,
+		if (!take_const(dw, makeConst(elemtype, -1, InvalidOid,
 									  typlen, values[i], false, typbyval),
 						relid))
 			return false;

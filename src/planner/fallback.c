@@ -38,6 +38,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
+#include "cluster/hashing.h"
 #include "exec/exchange.h"
 #include "planner/planner.h"
 
@@ -357,7 +358,8 @@ set_keyed(RxPlanContext *ctx, CustomScan *receive, Scan *scan,
 		if (v != NULL && rx_has_exec_param((Node *) v) &&
 			!contain_var_clause((Node *) v) &&
 			!contain_volatile_functions((Node *) v) &&
-			exprType((Node *) v) == dist.distcol_type &&
+			rx_hashes_alike(dist.hash_opfamily, dist.distcol_type,
+							exprType((Node *) v)) &&
 			op_strict(((OpExpr *) lfirst(lc))->opno))
 		{
 			value = v;
