@@ -255,6 +255,26 @@ SET app.tenant = 'acme';
 SELECT k, current_setting('app.tenant') FROM t_int WHERE k = 7 LIMIT 1;
 SELECT k, current_setting('app.tenant') FROM t_int WHERE k = 8 LIMIT 1;
 RESET app.tenant;
+-- a key computed from the statement's settings or time, as a multi-tenant
+-- application computes its tenant's: routed, the member chosen at execution
+SET app.tenant = '7';
+SELECT rx_direct('SELECT k, v FROM t_int WHERE k = current_setting(''app.tenant'')::int');
+SELECT rx_direct('SELECT k, v FROM t_big WHERE k = current_setting(''app.tenant'')::bigint * 1000000007');
+SET app.tenant = '8';
+SELECT rx_direct('SELECT k, v FROM t_int WHERE k = current_setting(''app.tenant'')::int');
+RESET app.tenant;
+SELECT rx_direct('SELECT k, v FROM t_date WHERE k = date ''2020-01-01'' + (extract(year from now()) > 2000)::int * 5');
+-- not a volatile one
+SELECT rx_direct('SELECT count(*) FROM t_int WHERE k = (random() * 0)::int');
+-- what the session's own functions say is the session's, not a member's:
+-- they stay here
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE pid IS DISTINCT FROM (SELECT pg_backend_pid())) AS other_pids,
+       count(*) FILTER (WHERE port IS DISTINCT FROM (SELECT inet_server_port())) AS other_ports
+  FROM (SELECT pg_backend_pid() AS pid, inet_server_port() AS port FROM t_int WHERE k = 7
+        UNION ALL SELECT pg_backend_pid(), inet_server_port() FROM t_int WHERE k = 8
+        UNION ALL SELECT pg_backend_pid(), inet_server_port() FROM t_int WHERE k = 9
+        UNION ALL SELECT pg_backend_pid(), inet_server_port() FROM t_int WHERE v < 50) s;
 SET DateStyle = 'SQL, DMY';
 SELECT k, v FROM t_date WHERE k = '03/01/2020' ORDER BY v;
 SELECT k, v FROM t_date WHERE k = '04/01/2020' ORDER BY v;

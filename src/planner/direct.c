@@ -6,7 +6,10 @@
  *
  * A query whose every scan of a hash-distributed table keeps only rows
  * whose distribution column equals one value (a constant, a bound
- * parameter, or an IN list whose values all have one owner) reads rows of
+ * parameter, a stable expression of them such as
+ * current_setting('app.tenant')::int, or an IN list whose values all have
+ * one owner; of the column's type or another one its hash family compares
+ * with it, see cluster/hashing.c) reads rows of
  * one member only; reference tables have a copy everywhere.  So the plan
  * one server would make for the query, run on the owner of that value,
  * gives the whole answer.  Such a query gets PostgreSQL's own local plan
@@ -35,6 +38,7 @@
 #include "access/xact.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
 #include "utils/array.h"
@@ -55,8 +59,29 @@ typedef struct DirectWalk
 	List	   *keys;			/* the values rows must equal */
 	List	   *key_relids;		/* the table each was compared with */
 	int			const_owner;	/* owner of the constant keys, -1 none yet */
-	Expr	   *param_key;		/* the one non-constant key, if any */
+	Expr	   *param_key;		/* the one key computed at execution, if any */
 } DirectWalk;
+
+/*
+ * A key the executor can compute before the plan runs (exec/direct.c,
+ * key_owner()): a bound parameter, or an expression of constants and
+ * bound parameters that gives one value for the whole statement, through
+ * stable functions: current_setting('app.tenant')::bigint, the usual key
+ * of a multi-tenant application, or a date computed from now().  The
+ * member computes the same value, with the statement's settings and
+ * timestamps (they travel with the plan).  Not volatile functions, rows'
+ * columns, values from above in the plan, or subqueries.
+ */
+static bool
+known_at_start(Expr *value)
+{
+	if (IsA(value, Param))
+		return ((Param *) value)->paramkind == PARAM_EXTERN;
+	return !contain_var_clause((Node *) value) &&
+		!contain_volatile_functions((Node *) value) &&
+		!contain_subplans((Node *) value) &&
+		!rx_has_exec_param((Node *) value);
+}
 
 /* a constant key: its owner must be the one of every other constant key */
 static bool
@@ -104,7 +129,7 @@ take_key(DirectWalk *dw, Expr *clause, Index scanrelid, Oid relid,
 			return false;
 		if (IsA(value, Const))
 			return take_const(dw, (Const *) value, relid);
-		if (!IsA(value, Param) || ((Param *) value)->paramkind != PARAM_EXTERN)
+		if (!known_at_start(value))
 			return false;
 		/* every non-constant key must be this one value */
 		if (dw->param_key != NULL && !equal(dw->param_key, value))

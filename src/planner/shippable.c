@@ -19,6 +19,7 @@
 #include "nodes/nodeFuncs.h"
 #include "nodes/pathnodes.h"
 #include "catalog/pg_type.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 
 #include "planner/planner.h"
@@ -89,12 +90,77 @@ rx_node_calls_user_routine(Node *node)
 	}
 }
 
+/*
+ * Built-in functions whose value is this backend's or this server's own,
+ * not the statement's: on a member they would answer for the member's
+ * session (its process id, its port, its transaction id) or take their
+ * lock there, where the session that runs the statement is the
+ * coordinator's.  They stay on the coordinator.
+ */
+static bool
+answers_for_this_session(Oid funcid)
+{
+	switch (funcid)
+	{
+		case F_PG_BACKEND_PID:
+		case F_INET_CLIENT_ADDR:
+		case F_INET_CLIENT_PORT:
+		case F_INET_SERVER_ADDR:
+		case F_INET_SERVER_PORT:
+		case F_PG_POSTMASTER_START_TIME:
+		case F_PG_CONF_LOAD_TIME:
+		case F_PG_CURRENT_LOGFILE_:
+		case F_PG_CURRENT_LOGFILE_TEXT:
+		case F_PG_MY_TEMP_SCHEMA:
+		case F_PG_IS_OTHER_TEMP_SCHEMA:
+		case F_CURRENT_QUERY:
+		case F_PG_TRIGGER_DEPTH:
+		case F_PG_LISTENING_CHANNELS:
+		case F_PG_NOTIFICATION_QUEUE_USAGE:
+		case F_PG_BLOCKING_PIDS:
+		case F_PG_SAFE_SNAPSHOT_BLOCKING_PIDS:
+		case F_PG_CURRENT_XACT_ID:
+		case F_PG_CURRENT_XACT_ID_IF_ASSIGNED:
+		case F_PG_CURRENT_SNAPSHOT:
+		case F_TXID_CURRENT:
+		case F_TXID_CURRENT_IF_ASSIGNED:
+		case F_TXID_CURRENT_SNAPSHOT:
+		case F_PG_ADVISORY_LOCK_INT8:
+		case F_PG_ADVISORY_LOCK_SHARED_INT8:
+		case F_PG_TRY_ADVISORY_LOCK_INT8:
+		case F_PG_TRY_ADVISORY_LOCK_SHARED_INT8:
+		case F_PG_ADVISORY_UNLOCK_INT8:
+		case F_PG_ADVISORY_UNLOCK_SHARED_INT8:
+		case F_PG_ADVISORY_LOCK_INT4_INT4:
+		case F_PG_ADVISORY_LOCK_SHARED_INT4_INT4:
+		case F_PG_TRY_ADVISORY_LOCK_INT4_INT4:
+		case F_PG_TRY_ADVISORY_LOCK_SHARED_INT4_INT4:
+		case F_PG_ADVISORY_UNLOCK_INT4_INT4:
+		case F_PG_ADVISORY_UNLOCK_SHARED_INT4_INT4:
+		case F_PG_ADVISORY_UNLOCK_ALL:
+		case F_PG_ADVISORY_XACT_LOCK_INT8:
+		case F_PG_ADVISORY_XACT_LOCK_SHARED_INT8:
+		case F_PG_TRY_ADVISORY_XACT_LOCK_INT8:
+		case F_PG_TRY_ADVISORY_XACT_LOCK_SHARED_INT8:
+		case F_PG_ADVISORY_XACT_LOCK_INT4_INT4:
+		case F_PG_ADVISORY_XACT_LOCK_SHARED_INT4_INT4:
+		case F_PG_TRY_ADVISORY_XACT_LOCK_INT4_INT4:
+		case F_PG_TRY_ADVISORY_XACT_LOCK_SHARED_INT4_INT4:
+			return true;
+		default:
+			return false;
+	}
+}
+
 static bool
 unshippable_walker(Node *node, void *context)
 {
 	if (node == NULL)
 		return false;
 	if (rx_node_calls_user_routine(node))
+		return true;
+	if (IsA(node, FuncExpr) &&
+		answers_for_this_session(((FuncExpr *) node)->funcid))
 		return true;
 	switch (nodeTag(node))
 	{
