@@ -71,6 +71,17 @@ AS 'MODULE_PATHNAME', 'rx_expect_one_row'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 GRANT EXECUTE ON FUNCTION rdma_exchange.expect_one_row(bigint, text, text) TO PUBLIC;
 
+-- Internal: ahead of a statement forwarded to a member's session of the
+-- transaction, the coordinator's settings and transaction start, so that
+-- now() and current_setting() there give what they give on the
+-- coordinator (src/cluster/settings.c).  PUBLIC: the writing role runs it;
+-- it sets only what that role may SET.
+CREATE FUNCTION rdma_exchange.take_statement_context(xact_start bigint, names text[], setting_values text[])
+RETURNS void
+AS 'MODULE_PATHNAME', 'rx_take_statement_context'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+GRANT EXECUTE ON FUNCTION rdma_exchange.take_statement_context(bigint, text[], text[]) TO PUBLIC;
+
 -- ===== backup and restore (src/cluster/restore.c) =====
 
 -- Distributions restored from a dump: rows written into dist_table by

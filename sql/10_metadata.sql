@@ -173,6 +173,24 @@ BEGIN
 END $$;
 SELECT md.bump(5) AS bumped;
 SELECT k, v, n FROM md.t WHERE k <= 11 OR k = 107 ORDER BY k;
+-- what the statement's expressions read on the members is this session's:
+-- its transaction's start (now()), its settings (an application's own,
+-- DateStyle for a date's text form and for the text of a parameter)
+BEGIN;
+SELECT pg_sleep(0.05);
+UPDATE md.t SET v = now()::text WHERE k <= 10;
+SELECT count(*) AS rows, count(*) FILTER (WHERE v = now()::text) AS as_now FROM md.t WHERE k <= 10;
+ROLLBACK;
+SET app.tenant = 'acme';
+SET DateStyle = 'SQL, DMY';
+UPDATE md.t SET v = current_setting('app.tenant') || ' ' || '01/02/2020'::date WHERE k <= 10;
+SELECT v, count(*) FROM md.t WHERE k <= 10 GROUP BY v;
+PREPARE upd_date(date) AS UPDATE md.t SET v = current_setting('app.tenant') || ' ' || $1 WHERE k <= 10;
+EXECUTE upd_date('03/04/2021');
+SELECT v, count(*) FROM md.t WHERE k <= 10 GROUP BY v;
+DEALLOCATE upd_date;
+RESET DateStyle;
+RESET app.tenant;
 -- rolled back on every member
 BEGIN;
 DELETE FROM md.t;

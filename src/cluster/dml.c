@@ -415,7 +415,7 @@ forward_row(RouteState *rs, const RxMember *member, HeapTuple tuple,
 		char	   *sql = rx_row_insert_sql(rs->enc, values, nulls);
 
 		rx_transmission_end(nest);
-		rx_xact_exec(member, sql, true);
+		rx_xact_exec_in_context(member, sql);
 	}
 	else if (one_row_insert)
 	{
@@ -425,7 +425,7 @@ forward_row(RouteState *rs, const RxMember *member, HeapTuple tuple,
 
 		rx_transmission_end(nest);
 		conn = rx_xact_send_params(member, rs->enc->insert_params, rs->enc->ncols,
-								   NULL, params, true);
+								   NULL, params, true, false);
 		while ((res = rx_xact_get_result(conn, member->name)) != NULL)
 		{
 			rx_raise_if_failed(conn, res, member->name,

@@ -68,6 +68,7 @@
 #include "cluster/metadata.h"
 #include "cluster/remote.h"
 #include "cluster/remote_xact.h"
+#include "cluster/rowcopy.h"
 #include "planner/planner.h"
 
 /* first element of the fdwPrivLists entry that carries the SQL */
@@ -344,12 +345,19 @@ char *
 rx_deparse_query(Query *query)
 {
 	int			nest = NewGUCNestLevel();
+	int			transmission;
 	char	   *sql;
 
-	/* every name qualified, whatever the members' search_path */
+	/*
+	 * every name qualified, whatever the members' search_path; constants
+	 * in forms every DateStyle and IntervalStyle reads alike (the plan may
+	 * run after the session changed them)
+	 */
 	(void) set_config_option("search_path", "pg_catalog", PGC_USERSET,
 							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	transmission = rx_transmission_begin();
 	sql = pg_get_querydef(copyObject(query), false);
+	rx_transmission_end(transmission);
 	AtEOXact_GUC(true, nest);
 	return sql;
 }
@@ -714,7 +722,7 @@ rx_dml_forward_run(RxForward *fw, bool below_self)
 			(fw->owner >= 0 && m != fw->owner))
 			continue;
 		conn = rx_xact_send_params(&members[m], fw->sql, fw->nparams, fw->types,
-								   (const char *const *) fw->values, false);
+								   (const char *const *) fw->values, false, true);
 		while ((res = rx_xact_get_result(conn, members[m].name)) != NULL)
 		{
 			PG_TRY();

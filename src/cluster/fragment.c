@@ -590,7 +590,7 @@ fragment_open(const char *message, FragmentWalk *w, int *nest)
 	report_statement(msg, stmt);
 
 	*nest = NewGUCNestLevel();
-	rx_take_settings(msg->guc_names, msg->guc_values);
+	rx_take_settings(msg->guc_names, msg->guc_values, GUC_ACTION_SAVE);
 	/* a RECEIVE shared by a Gather's workers moves with its leader only */
 	if (rx_stmt_shares_receive(stmt))
 		(void) set_config_option("parallel_leader_participation", "on",

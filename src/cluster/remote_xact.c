@@ -35,6 +35,7 @@
 #include "cluster/remote.h"
 #include "cluster/remote_xact.h"
 #include "cluster/remote_xact_int.h"
+#include "cluster/settings.h"
 
 /*
  * A command queued for a member's transaction (rx_xact_defer_params()):
@@ -778,6 +779,16 @@ rx_xact_exec(const RxMember *member, const char *sql, bool change)
 }
 
 void
+rx_xact_exec_in_context(const RxMember *member, const char *sql)
+{
+	List	   *prelude = NIL;
+	XactConn   *xc = get_xconn(member, NULL, true, &prelude);
+
+	prelude = lappend(prelude, rx_statement_context_sql());
+	rx_xconn_flush_with(xc, lappend(prelude, (char *) sql));
+}
+
+void
 rx_xact_defer_params(const RxMember *member, const char *sql, int nparams,
 					 const char *const *values, const char *context)
 {
@@ -846,7 +857,8 @@ rx_xact_flush(const RxMember *member)
 
 PGconn *
 rx_xact_send_params(const RxMember *member, const char *sql, int nparams,
-					const Oid *types, const char *const *values, bool prepare)
+					const Oid *types, const char *const *values, bool prepare,
+					bool in_context)
 {
 	List	   *prelude = NIL;
 	XactConn   *xc = get_xconn(member, NULL, true, &prelude);
@@ -861,6 +873,8 @@ rx_xact_send_params(const RxMember *member, const char *sql, int nparams,
 	 * (parsed and planned once there, like a prepared statement of a
 	 * client), with the prelude if any, in one pipeline.
 	 */
+	if (in_context)
+		prelude = lappend(prelude, rx_statement_context_sql());
 	known = prepare ? find_stmt(xc->stmts, sql) : NULL;
 	if (known != NULL)
 		stmt = known->id;
@@ -918,6 +932,12 @@ rx_xact_get_result(PGconn *conn, const char *member_name)
 	while (xc->prelude > 0)
 	{
 		res = rx_get_result(conn, member_name);
+		/* a row, of a pipeline's first command after a single-row query */
+		while (res != NULL && PQresultStatus(res) == PGRES_SINGLE_TUPLE)
+		{
+			PQclear(res);
+			res = rx_get_result(conn, member_name);
+		}
 		rx_raise_if_failed(conn, res, member_name,
 						   "opening the transaction or preparing the statement there");
 		PQclear(res);

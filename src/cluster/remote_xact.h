@@ -65,6 +65,13 @@ extern PGconn *rx_xact_connection_try(const RxMember *member, char **failure);
 extern void rx_xact_exec(const RxMember *member, const char *sql, bool change);
 
 /*
+ * The same for a change whose expressions run there (an INSERT under
+ * row-level security): after this session's statement context
+ * (settings.c, rx_statement_context_sql()) in the same round trip.
+ */
+extern void rx_xact_exec_in_context(const RxMember *member, const char *sql);
+
+/*
  * Queues sql (one command, prepared there, text parameters) for this
  * transaction's remote transaction on member without waiting for it: it
  * goes with the next command sent there, at the latest at commit, and
@@ -84,11 +91,14 @@ extern void rx_xact_flush(const RxMember *member);
  * in the same round trip (libpq pipeline mode).  prepare: sql is one of a
  * few texts sent again and again (a row change by key); it is prepared in
  * the member's session the first time and executed by name after that.
+ * in_context: the statement's expressions run there (a forwarded UPDATE),
+ * so this session's statement context goes ahead of it (settings.c).
  * Read the results with rx_xact_get_result() until it returns NULL.
  */
 extern PGconn *rx_xact_send_params(const RxMember *member, const char *sql,
 								   int nparams, const Oid *types,
-								   const char *const *values, bool prepare);
+								   const char *const *values, bool prepare,
+								   bool in_context);
 extern PGresult *rx_xact_get_result(PGconn *conn, const char *member_name);
 
 /*

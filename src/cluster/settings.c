@@ -2,7 +2,9 @@
  *
  * settings.c
  *	  The settings a plan fragment runs with: which the coordinator ships
- *	  with every fragment, and how a member takes them.
+ *	  with every fragment, and how a member takes them; the same, with the
+ *	  transaction's start time, for statements forwarded to a member's
+ *	  session of the transaction (rx_statement_context_sql()).
  *
  * Both ends of a point lookup sent to another member pay for them on
  * every statement (two dozen settings, each looked up by name and
@@ -15,8 +17,13 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "fmgr.h"
 #include "miscadmin.h"
 #include "nodes/value.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/guc_tables.h"
 
@@ -244,12 +251,13 @@ find_setting(struct config_generic **vars, int nvars, const char *name)
 
 /*
  * Take the coordinator's settings (names and values, as
- * rx_ship_settings() made them) at the current GUC nest level, the ones
- * that differ from this session's: setting some is not cheap
- * (timezone_abbreviations reads its file, on the way in and out).
+ * rx_ship_settings() made them) with action (GUC_ACTION_SAVE: until the
+ * current GUC nest level ends; GUC_ACTION_LOCAL: until the transaction
+ * does), the ones that differ from this session's: setting some is not
+ * cheap (timezone_abbreviations reads its file, on the way in and out).
  */
 void
-rx_take_settings(List *names, List *values)
+rx_take_settings(List *names, List *values, GucAction action)
 {
 	static TakenSetting *taken = NULL;	/* malloc'd */
 	static int	ntaken = 0;
@@ -312,8 +320,7 @@ rx_take_settings(List *names, List *values)
 			continue;
 		(void) set_config_option(name, value,
 								 superuser() ? PGC_SUSET : PGC_USERSET,
-								 PGC_S_SESSION, GUC_ACTION_SAVE,
-								 true, 0, false);
+								 PGC_S_SESSION, action, true, 0, false);
 
 		/* a placeholder made: the array moved, positions are found again */
 		if (get_guc_variables() != vars || GetNumConfigOptions() != nvars)
@@ -324,4 +331,95 @@ rx_take_settings(List *names, List *values)
 			taken_of = NULL;
 		}
 	}
+}
+
+/* ---------------------------------------------------------------------
+ * Statements forwarded to a member's session
+ *
+ * An UPDATE or DELETE run on the members' parts (dml_forward.c), or a row
+ * inserted there under row-level security, evaluates its expressions in
+ * the member's session of the transaction: now(), current_setting() of an
+ * application's setting, a date's text form under DateStyle, a policy's
+ * condition.  They must give what they give here, as they do in a plan
+ * fragment.  So such a statement goes after a command, in the same
+ * pipeline, that makes the member's transaction take this session's
+ * shipped settings, as SET LOCAL would (so until the member's transaction
+ * ends, or a savepoint rolled back takes them with it; the command goes
+ * with every such statement), and this transaction's start time, which
+ * now() and CURRENT_TIMESTAMP give.
+ * ---------------------------------------------------------------------
+ */
+
+static void
+append_text_array(StringInfo sql, List *strings)
+{
+	ListCell   *lc;
+
+	appendStringInfoString(sql, "ARRAY[");
+	foreach(lc, strings)
+	{
+		const char *str = strVal(lfirst(lc));
+
+		appendStringInfo(sql, "%s%s", foreach_current_index(lc) > 0 ? ", " : "",
+						 quote_literal_cstr(str != NULL ? str : ""));
+	}
+	appendStringInfoString(sql, "]::pg_catalog.text[]");
+}
+
+/* the command that goes ahead of a forwarded statement */
+char *
+rx_statement_context_sql(void)
+{
+	RxFragmentMsg *msg = palloc0(sizeof(RxFragmentMsg));
+	StringInfoData sql;
+
+	rx_ship_settings(msg);
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT rdma_exchange.take_statement_context(" INT64_FORMAT ", ",
+					 (int64) GetCurrentTransactionStartTimestamp());
+	append_text_array(&sql, msg->guc_names);
+	appendStringInfoString(&sql, ", ");
+	append_text_array(&sql, msg->guc_values);
+	appendStringInfoChar(&sql, ')');
+	pfree(msg);
+	return sql.data;
+}
+
+static List *
+string_list(ArrayType *array)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	List	   *l = NIL;
+
+	deconstruct_array(array, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	for (int i = 0; i < n; i++)
+		l = lappend(l, makeString(nulls[i] ? "" : TextDatumGetCString(elems[i])));
+	return l;
+}
+
+/*
+ * rdma_exchange.take_statement_context(xact_start, names, values), on the
+ * member: the coordinator's transaction start (microseconds since 2000,
+ * a timestamptz's value) and settings, for the rest of this transaction
+ */
+PG_FUNCTION_INFO_V1(rx_take_statement_context);
+
+Datum
+rx_take_statement_context(PG_FUNCTION_ARGS)
+{
+	List	   *names = string_list(PG_GETARG_ARRAYTYPE_P(1));
+	List	   *values = string_list(PG_GETARG_ARRAYTYPE_P(2));
+
+	if (list_length(names) != list_length(values))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("take_statement_context() needs as many values as names")));
+	rx_take_settings(names, values, GUC_ACTION_LOCAL);
+
+	/* as fragment.c does: now() gives the coordinator's value */
+	SetParallelStartTimestamps((TimestampTz) PG_GETARG_INT64(0),
+							   GetCurrentStatementStartTimestamp());
+	PG_RETURN_VOID();
 }

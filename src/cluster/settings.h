@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * settings.h
- *	  The settings a plan fragment runs with (settings.c).
+ *	  The settings a plan fragment or a forwarded statement runs with
+ *	  (settings.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -9,8 +10,10 @@
 #define RX_SETTINGS_H
 
 #include "cluster/fragment_msg.h"
+#include "utils/guc.h"
 
 extern void rx_ship_settings(RxFragmentMsg *msg);
-extern void rx_take_settings(List *names, List *values);
+extern void rx_take_settings(List *names, List *values, GucAction action);
+extern char *rx_statement_context_sql(void);
 
 #endif

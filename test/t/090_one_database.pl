@@ -633,6 +633,20 @@ same('7: an INSERT the policies allow',
 	 SELECT count(*), sum(v) FROM r WHERE a > 100000; ROLLBACK;",
 	user => 'rowner', via => [ 0, 2 ], expect => '2|21');
 
+# a policy that reads the application's setting (a tenant): the rows
+# routed to other members are checked there with this session's value
+both('7: an INSERT policy on the application\'s tenant setting', 0,
+	q{CREATE POLICY r_tenant ON r FOR INSERT WITH CHECK (current_setting('app.tenant', true) = 'acme')});
+same('7: an INSERT the tenant setting allows, rows for every member',
+	"SET app.tenant = 'acme'; BEGIN;
+	 INSERT INTO r VALUES ($key_on[0], 99), ($key_on[1], 98), ($key_on[2], 97);
+	 SELECT 'inserted'; ROLLBACK;",
+	user => 'rowner', via => [ 0, 2 ], expect => 'inserted');
+same('7: ... and one it refuses',
+	"SET app.tenant = 'other'; INSERT INTO r VALUES ($key_on[1], 99);",
+	user => 'rowner', via => [ 0, 2 ]);
+both('7: DROP POLICY r_tenant', 0, 'DROP POLICY r_tenant ON r');
+
 both('7: DROP POLICY', 0, 'DROP POLICY p ON t');
 members_same('7: pg_policy count on every member', 'SELECT count(*) FROM pg_policy', expect => '2');
 same('7: alice with RLS on and no policy for her', 'SELECT count(*) FROM t',
