@@ -300,6 +300,13 @@ DELETE FROM dl.t_big WHERE k = 2000000014;
 SELECT v FROM dd.t_big WHERE k = 1000000007 ORDER BY v LIMIT 2 FOR UPDATE;
 SELECT rx_direct('SELECT k, v FROM t_big WHERE k IN (0, 1000000007, 2000000014)');
 SELECT rx_direct('SELECT k, v FROM t_big WHERE k = 1000000007');
+-- by a key computed from the session's setting: the owner only
+SET LOCAL app.tenant = '1000000007';
+SELECT rx_direct_explain('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) UPDATE dd.t_big SET v = v + 1 WHERE k = current_setting(''app.tenant'')::bigint');
+UPDATE dl.t_big SET v = v + 1 WHERE k = current_setting('app.tenant')::bigint;
+DELETE FROM dd.t_big WHERE k = current_setting('app.tenant')::bigint AND v = -200;
+DELETE FROM dl.t_big WHERE k = current_setting('app.tenant')::bigint AND v = -200;
+SELECT rx_direct('SELECT k, v FROM t_big WHERE k IN (0, 1000000007, 2000000014)');
 ROLLBACK;
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT count(*) FROM t_int WHERE k = 6;

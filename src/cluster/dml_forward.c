@@ -433,9 +433,10 @@ ship_subqueries_mutator(Node *node, ShipContext *sc)
 }
 
 /*
- * distribution column = constant or bound parameter of the column's type,
- * a conjunct of the top query's WHERE clause: the only member that can
- * have rows of the table relid in the statement
+ * distribution column = a constant, a bound parameter or a stable
+ * expression of them (rx_known_at_start()), of a type the column's hash
+ * family hashes alike, a conjunct of the top query's WHERE clause: the
+ * only member that can have rows of the table relid in the statement
  */
 Expr *
 rx_owner_key(Query *parse, Oid relid)
@@ -461,8 +462,7 @@ rx_owner_key(Query *parse, Oid relid)
 		if (value != NULL)
 			value = rx_strip_relabel(value);
 		if (value != NULL &&
-			(IsA(value, Const) ||
-			 (IsA(value, Param) && ((Param *) value)->paramkind == PARAM_EXTERN)) &&
+			(IsA(value, Const) || rx_known_at_start(value)) &&
 			rx_hashes_alike(dist.hash_opfamily, dist.distcol_type,
 							exprType((Node *) value)))
 			return value;
@@ -482,6 +482,24 @@ key_owner(Expr *key, Oid relid, ParamListInfo params, int nmembers)
 		return rx_member_of_key(relid, ((Const *) key)->consttype,
 								((Const *) key)->constvalue,
 								((Const *) key)->constisnull, nmembers);
+	if (!IsA(key, Param))
+	{
+		/* computed now, as the member will compute it */
+		EState	   *estate = CreateExecutorState();
+		ExprState  *state;
+		Datum		value;
+		bool		isnull;
+		int			owner;
+
+		estate->es_param_list_info = params;
+		state = ExecPrepareExpr(key, estate);
+		value = ExecEvalExprSwitchContext(state, GetPerTupleExprContext(estate),
+										  &isnull);
+		owner = rx_member_of_key(relid, exprType((Node *) key), value, isnull,
+								 nmembers);
+		FreeExecutorState(estate);
+		return owner;
+	}
 	id = ((Param *) key)->paramid;
 	if (params == NULL || id > params->numParams)
 		elog(ERROR, "parameter $%d of a forwarded statement has no value", id);

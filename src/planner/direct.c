@@ -38,7 +38,6 @@
 #include "access/xact.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
-#include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
 #include "utils/array.h"
@@ -61,27 +60,6 @@ typedef struct DirectWalk
 	int			const_owner;	/* owner of the constant keys, -1 none yet */
 	Expr	   *param_key;		/* the one key computed at execution, if any */
 } DirectWalk;
-
-/*
- * A key the executor can compute before the plan runs (exec/direct.c,
- * key_owner()): a bound parameter, or an expression of constants and
- * bound parameters that gives one value for the whole statement, through
- * stable functions: current_setting('app.tenant')::bigint, the usual key
- * of a multi-tenant application, or a date computed from now().  The
- * member computes the same value, with the statement's settings and
- * timestamps (they travel with the plan).  Not volatile functions, rows'
- * columns, values from above in the plan, or subqueries.
- */
-static bool
-known_at_start(Expr *value)
-{
-	if (IsA(value, Param))
-		return ((Param *) value)->paramkind == PARAM_EXTERN;
-	return !contain_var_clause((Node *) value) &&
-		!contain_volatile_functions((Node *) value) &&
-		!contain_subplans((Node *) value) &&
-		!rx_has_exec_param((Node *) value);
-}
 
 /* a constant key: its owner must be the one of every other constant key */
 static bool
@@ -129,7 +107,7 @@ take_key(DirectWalk *dw, Expr *clause, Index scanrelid, Oid relid,
 			return false;
 		if (IsA(value, Const))
 			return take_const(dw, (Const *) value, relid);
-		if (!known_at_start(value))
+		if (!rx_known_at_start(value))
 			return false;
 		/* every non-constant key must be this one value */
 		if (dw->param_key != NULL && !equal(dw->param_key, value))

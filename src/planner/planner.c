@@ -41,6 +41,7 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "optimizer/cost.h"
+#include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
@@ -424,6 +425,28 @@ rx_has_exec_param(Node *node)
 	if (IsA(node, Param) && ((Param *) node)->paramkind == PARAM_EXEC)
 		return true;
 	return expression_tree_walker(node, rx_has_exec_param, NULL);
+}
+
+/*
+ * A key the executor can compute before the plan runs (exec/direct.c
+ * key_owner(), dml_forward.c): a bound parameter, or an expression of
+ * constants and bound parameters that gives one value for the whole
+ * statement, through stable functions: current_setting('app.tenant')::bigint,
+ * the usual key of a multi-tenant application, or a date computed from
+ * now().  The member computes the same value, with the statement's
+ * settings and timestamps (they travel with the plan or the statement).
+ * Not volatile functions, rows' columns, values from above in the plan,
+ * or subqueries.
+ */
+bool
+rx_known_at_start(Expr *value)
+{
+	if (IsA(value, Param))
+		return ((Param *) value)->paramkind == PARAM_EXTERN;
+	return !contain_var_clause((Node *) value) &&
+		!contain_volatile_functions((Node *) value) &&
+		!contain_subplans((Node *) value) &&
+		!rx_has_exec_param((Node *) value);
 }
 
 /*

@@ -94,6 +94,7 @@ extern Expr *rx_distcol_equality(Expr *clause, Index varno,
  * bound parameters ($1) can
  */
 extern bool rx_has_exec_param(Node *node);
+extern bool rx_known_at_start(Expr *value);
 
 /*
  * plan takes executor parameter values from the plan above it; rescan
