@@ -138,11 +138,11 @@ setting_text(struct config_generic *conf, ShownSetting *shown)
 }
 
 static void
-ship_setting(RxFragmentMsg *msg, struct config_generic *conf, ShownSetting *shown)
+ship_setting(List **names, List **values, struct config_generic *conf,
+			 ShownSetting *shown)
 {
-	msg->guc_names = lappend(msg->guc_names, makeString((char *) conf->name));
-	msg->guc_values = lappend(msg->guc_values,
-							  makeString((char *) setting_text(conf, shown)));
+	*names = lappend(*names, makeString((char *) conf->name));
+	*values = lappend(*values, makeString((char *) setting_text(conf, shown)));
 }
 
 /*
@@ -167,8 +167,8 @@ typedef struct ShippedSetting
 	ShownSetting shown;
 } ShippedSetting;
 
-void
-rx_ship_settings(RxFragmentMsg *msg)
+static void
+shipped_settings(List **names, List **values)
 {
 	static ShippedSetting *shipped = NULL;	/* malloc'd: the list, custom */
 	static int	nshipped = 0;
@@ -220,8 +220,14 @@ rx_ship_settings(RxFragmentMsg *msg)
 			 (conf->context != PGC_USERSET &&
 			  !(conf->context == PGC_SUSET && super))))
 			continue;
-		ship_setting(msg, conf, &shipped[i].shown);
+		ship_setting(names, values, conf, &shipped[i].shown);
 	}
+}
+
+void
+rx_ship_settings(RxFragmentMsg *msg)
+{
+	shipped_settings(&msg->guc_names, &msg->guc_values);
 }
 
 /*
@@ -370,18 +376,18 @@ append_text_array(StringInfo sql, List *strings)
 char *
 rx_statement_context_sql(void)
 {
-	RxFragmentMsg *msg = palloc0(sizeof(RxFragmentMsg));
+	List	   *names = NIL;
+	List	   *values = NIL;
 	StringInfoData sql;
 
-	rx_ship_settings(msg);
+	shipped_settings(&names, &values);
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "SELECT rdma_exchange.take_statement_context(" INT64_FORMAT ", ",
 					 (int64) GetCurrentTransactionStartTimestamp());
-	append_text_array(&sql, msg->guc_names);
+	append_text_array(&sql, names);
 	appendStringInfoString(&sql, ", ");
-	append_text_array(&sql, msg->guc_values);
+	append_text_array(&sql, values);
 	appendStringInfoChar(&sql, ')');
-	pfree(msg);
 	return sql.data;
 }
 
