@@ -19,9 +19,8 @@
  *	  savepoints following local subtransactions.  The command tag of the
  *	  INSERT or COPY adds the forwarded rows to the ones stored here (hooks
  *	  at the end of this file).  INSERT ... RETURNING and
- *	  INSERT ... ON CONFLICT are refused (the
- *	  forwarded rows could not be returned, and a conflict on another
- *	  member would be an error instead of the requested action).
+ *	  INSERT ... ON CONFLICT run each row as one statement on its owner
+ *	  instead (dml_insert.c), or are refused where that cannot be done.
  *	- UPDATE of the distribution column: refused everywhere (the row would
  *	  have to move); delete and insert the row instead.
  *	- UPDATE and DELETE of a distributed table: run on every member's part
@@ -127,6 +126,15 @@ static uint64 forwarded_rows = 0;
  * statement like forwarded_rows; COPY FROM runs with it off.
  */
 static bool one_row_insert = false;
+
+/*
+ * The running statement is an INSERT whose rows dml_insert.c sends to
+ * their owners itself (RETURNING, ON CONFLICT): the routing trigger lets
+ * them through.  Saved and set around every statement like one_row_insert,
+ * and off in utility commands (a COPY FROM in a function it calls routes
+ * its rows).
+ */
+static bool rows_routed_by_statement = false;
 
 /* ---------------------------------------------------------------------
  * Per-table routing state, cached per backend
@@ -469,9 +477,14 @@ rx_route_row(PG_FUNCTION_ARGS)
 	if (rs->dist.method == RX_DIST_HASH)
 	{
 		bool		isnull;
-		Datum		value = heap_getattr(tuple, rs->dist.distcol, desc, &isnull);
-		int			owner = rx_member_for_datum(&rs->hashfn, rs->collation,
-												value, isnull, rs->nmembers);
+		Datum		value;
+		int			owner;
+
+		if (rows_routed_by_statement)
+			return PointerGetDatum(tuple);
+		value = heap_getattr(tuple, rs->dist.distcol, desc, &isnull);
+		owner = rx_member_for_datum(&rs->hashfn, rs->collation,
+									value, isnull, rs->nmembers);
 
 		if (owner == rs->self)
 			return PointerGetDatum(tuple);
@@ -654,6 +667,7 @@ refuse(const char *what, Oid relid, const char *detail, const char *hint)
 }
 
 #define LOCAL_PART_ONLY "Each member stores only its own rows of the table, and this statement would see or change this member's rows only."
+#define NOT_ROUTED "Such an INSERT runs each row as one statement on the member that owns it, which is done only for a table without user triggers or partitions, outside WITH, with an ON CONFLICT clause that reads reference tables only and calls only built-in functions."
 #define NOT_FORWARDED "Each member stores only its own rows of the table.  A statement is run on every member's part only when every other distributed table it reads is joined to the target on both distribution columns (t.d = o.d in WHERE, t.d IN (SELECT o.d ...), EXISTS (... WHERE o.d = t.d)) or is read by an uncorrelated subquery of WHERE that does not read the target (computed first), it reads no local table, has no RETURNING or WITH, calls only built-in functions, and the table has no row-level security or user triggers."
 
 static void
@@ -712,16 +726,14 @@ check_modify_table(Plan *plan, PlannedStmt *ps)
 							   "Use INSERT, and run UPDATE or DELETE with rdma_exchange.run_on_all_nodes().");
 					break;
 				case CMD_INSERT:
-					if (member_session)
+					if (member_session || rx_insert_routing_here())
 						break;
-					if (mt->onConflictAction != ONCONFLICT_NONE)
-						refuse("INSERT ... ON CONFLICT", relid,
-							   "Rows owned by other members are sent to them with COPY, where a conflict would be an error instead of the requested action.",
-							   "Insert without ON CONFLICT.");
-					if (mt->returningLists != NIL)
-						refuse("INSERT ... RETURNING", relid,
-							   "Rows owned by other members are stored there and could not be returned.",
-							   "Insert without RETURNING.");
+					if ((mt->onConflictAction != ONCONFLICT_NONE ||
+						 mt->returningLists != NIL) && !rx_insert_routed(plan))
+						refuse(mt->onConflictAction != ONCONFLICT_NONE
+							   ? "INSERT ... ON CONFLICT" : "INSERT ... RETURNING",
+							   relid, NOT_ROUTED,
+							   "Keep user-defined functions and other distributed tables out of the ON CONFLICT clause, or insert without it.");
 					break;
 				default:
 					break;
@@ -788,6 +800,9 @@ rx_dml_executor_start(QueryDesc *queryDesc, int eflags)
 		prev_executor_start(queryDesc, eflags);
 	else
 		standard_ExecutorStart(queryDesc, eflags);
+
+	if (ps->commandType == CMD_INSERT && rx_extension_loaded())
+		rx_insert_route_start(queryDesc);
 }
 
 /* a plan that inserts one row: ModifyTable over a Result of no input */
@@ -804,6 +819,7 @@ rx_dml_executor_run(QueryDesc *queryDesc, ScanDirection direction,
 {
 	volatile uint64 saved = forwarded_rows;
 	volatile bool saved_one_row = one_row_insert;
+	volatile bool saved_routed = rows_routed_by_statement;
 	uint64		forwarded;
 	RxForward  *forward = NULL;
 	uint64		before = 0;
@@ -845,6 +861,8 @@ rx_dml_executor_run(QueryDesc *queryDesc, ScanDirection direction,
 	forwarded_rows = 0;
 	one_row_insert = queryDesc->operation == CMD_INSERT &&
 		single_row_insert(queryDesc->plannedstmt->planTree);
+	rows_routed_by_statement = queryDesc->operation == CMD_INSERT &&
+		rx_insert_routed(queryDesc->plannedstmt->planTree);
 	PG_TRY();
 	{
 		if (prev_executor_run)
@@ -857,6 +875,7 @@ rx_dml_executor_run(QueryDesc *queryDesc, ScanDirection direction,
 		forwarded = forwarded_rows;
 		forwarded_rows = saved;
 		one_row_insert = saved_one_row;
+		rows_routed_by_statement = saved_routed;
 	}
 	PG_END_TRY();
 	if (queryDesc->operation == CMD_INSERT)
@@ -949,6 +968,7 @@ rx_dml_process_utility(PlannedStmt *pstmt, const char *queryString,
 					   DestReceiver *dest, QueryCompletion *qc)
 {
 	volatile uint64 saved = forwarded_rows;
+	volatile bool saved_routed = rows_routed_by_statement;
 	uint64		forwarded;
 
 	if (IsA(pstmt->utilityStmt, CopyStmt))
@@ -962,6 +982,7 @@ rx_dml_process_utility(PlannedStmt *pstmt, const char *queryString,
 	}
 
 	forwarded_rows = 0;
+	rows_routed_by_statement = false;
 	PG_TRY();
 	{
 		if (prev_process_utility)
@@ -975,6 +996,7 @@ rx_dml_process_utility(PlannedStmt *pstmt, const char *queryString,
 	{
 		forwarded = forwarded_rows;
 		forwarded_rows = saved;
+		rows_routed_by_statement = saved_routed;
 	}
 	PG_END_TRY();
 	if (qc != NULL && qc->commandTag == CMDTAG_COPY && IsA(pstmt->utilityStmt, CopyStmt))

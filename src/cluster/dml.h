@@ -78,6 +78,23 @@ typedef struct RxStatementShape
 
 extern void rx_statement_shape(Node *node, RxStatementShape *shape);
 
+/* user triggers on the table: they exist on this member only */
+extern bool rx_has_user_triggers(Oid relid);
+
+/*
+ * INSERT ... RETURNING and ON CONFLICT into a distributed table, each row
+ * on its owner (dml_insert.c).  rx_insert_route_sql: from the planner
+ * hook, what the plan carries (attached like rx_dml_forward_sql's), or
+ * NIL; rx_insert_routed: a plan (its ModifyTable) carries it;
+ * rx_insert_route_start: after ExecutorStart, the execution routes its
+ * rows; rx_insert_routing_here: a row owned here runs as its statement.
+ */
+struct QueryDesc;
+extern List *rx_insert_route_sql(Query *parse);
+extern bool rx_insert_routed(Plan *plan);
+extern void rx_insert_route_start(struct QueryDesc *queryDesc);
+extern bool rx_insert_routing_here(void);
+
 /* EXPLAIN ANALYZE of forwarded statements shows the other members' rows */
 extern void rx_dml_forward_init(void);
 

@@ -136,28 +136,41 @@ shape_refused(RxStatementShape *shape)
 }
 
 /*
- * Row-level security or user triggers on the table (not the triggers
- * rdma_exchange installs): they exist on this member only.
+ * User triggers on the table (not the triggers rdma_exchange installs):
+ * they exist on this member only.
  */
-static bool
-has_local_rules(Oid relid)
+bool
+rx_has_user_triggers(Oid relid)
 {
 	Relation	rel = RelationIdGetRelation(relid);
 	bool		found = false;
 
 	if (!RelationIsValid(rel))
 		return true;
-	if (rel->rd_rel->relrowsecurity)
-		found = true;
 	for (int i = 0; !found && rel->trigdesc && i < rel->trigdesc->numtriggers; i++)
 	{
 		Trigger    *t = &rel->trigdesc->triggers[i];
 
-		if (!t->tgisinternal && strncmp(t->tgname, "zzz_rdma_exchange", 17) != 0)
+		if (!t->tgisinternal && strncmp(t->tgname, RX_TRIGGER_PREFIX,
+										strlen(RX_TRIGGER_PREFIX)) != 0)
 			found = true;
 	}
 	RelationClose(rel);
 	return found;
+}
+
+/* row-level security or user triggers: they stay on this member */
+static bool
+has_local_rules(Oid relid)
+{
+	Relation	rel = RelationIdGetRelation(relid);
+	bool		rls;
+
+	if (!RelationIsValid(rel))
+		return true;
+	rls = rel->rd_rel->relrowsecurity;
+	RelationClose(rel);
+	return rls || rx_has_user_triggers(relid);
 }
 
 /*

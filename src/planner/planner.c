@@ -843,6 +843,8 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 
 	/* deparsed before planning: the planner scribbles on the query */
 	forward = rx_dml_forward_sql(parse, &colocated);
+	if (forward == NIL)
+		forward = rx_insert_route_sql(parse);
 	if (colocated)
 	{
 		/*

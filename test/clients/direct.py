@@ -2,8 +2,9 @@
 # test/clients/direct.py: key lookups as applications send them, through
 # psycopg2: parameters bound by the driver, server-side prepared
 # statements past their generic plan, a named (server-side) cursor fetched
-# in batches, a transaction that updates a row and reads it back, and
-# a PL/pgSQL function taking the key.
+# in batches, a transaction that updates a row and reads it back,
+# a PL/pgSQL function taking the key, and INSERT ... RETURNING and upserts
+# (ON CONFLICT) as ORMs send them, rolled back.
 #
 #   direct.py HOST DBNAME PORT
 #
@@ -62,4 +63,18 @@ for k in (8, 9, 10):
     show(f"read deleted {k}", "SELECT count(*) FROM acct WHERE id = %s", (k,))
     conn.rollback()
     show(f"after rollback {k}", "SELECT v FROM acct WHERE id = %s", (k,))
+# INSERT ... RETURNING and upserts with driver-bound parameters: rows on
+# every member, new and existing keys, then rolled back
+for k in (11, 12, 13, 3001, 3002, 3003):
+    show(f"upsert {k}", "INSERT INTO acct VALUES (%s, %s, %s) ON CONFLICT (id) DO UPDATE"
+         " SET v = acct.v + excluded.v, note = excluded.note RETURNING id, v, note", (k, 7, 'up'))
+    show(f"insert returning {k}", "INSERT INTO acct VALUES (%s, 1, 'x') ON CONFLICT DO NOTHING"
+         " RETURNING id", (k + 10000,))
+cur.executemany("INSERT INTO acct VALUES (%s, %s, 'many') ON CONFLICT (id) DO UPDATE SET note = 'many'",
+                [(k, k) for k in (14, 15, 16, 4001, 4002, 4003)])
+show("after executemany", "SELECT id, v, note FROM acct WHERE note = 'many' ORDER BY id")
+show("upsert many rows", "INSERT INTO acct SELECT g, g, 'bulk' FROM generate_series(2998, 3004) g"
+     " ON CONFLICT (id) DO UPDATE SET note = 'bulk' RETURNING id, v")
+conn.rollback()
+show("after upsert rollback", "SELECT count(*) FROM acct WHERE id > 3000 OR note IN ('up', 'many', 'bulk')")
 conn.close()

@@ -216,7 +216,7 @@ BEGIN;
 DELETE FROM w_orders WHERE k <= 3 RETURNING k;
 ROLLBACK;
 
--- case: wjoin_insert_returning refused
+-- case: wjoin_insert_returning
 BEGIN;
 INSERT INTO w_orders VALUES (9400, 1, 1, 'ret') RETURNING k, note;
 ROLLBACK;

@@ -647,6 +647,22 @@ same('7: ... and one it refuses',
 	user => 'rowner', via => [ 0, 2 ]);
 both('7: DROP POLICY r_tenant', 0, 'DROP POLICY r_tenant ON r');
 
+# INSERT ... RETURNING and ON CONFLICT run each row on its owner, which
+# checks the policies; with RETURNING the SELECT policies too, so a row
+# the INSERT policies let in but the SELECT policies hide is refused
+same('7: INSERT ... RETURNING under the policies, rows for every member',
+	"BEGIN; INSERT INTO r VALUES ($key_on[0], 10), ($key_on[1], 11), ($key_on[2], 12) RETURNING a, v;
+	 INSERT INTO r VALUES ($key_on[1], 13) ON CONFLICT DO NOTHING RETURNING v; ROLLBACK;",
+	user => 'rowner', via => [ 0, 2 ]);
+both('7: an INSERT policy wider than the SELECT policy', 0,
+	q{CREATE POLICY r_ins77 ON r FOR INSERT WITH CHECK (v = 77)});
+same('7: a row the SELECT policy hides, with and without RETURNING',
+	"BEGIN; INSERT INTO r VALUES ($key_on[1], 77); SELECT 'stored'; ROLLBACK;
+	 BEGIN; INSERT INTO r VALUES ($key_on[2], 77) RETURNING a; ROLLBACK;
+	 BEGIN; INSERT INTO r VALUES ($key_on[0], 77) ON CONFLICT DO NOTHING RETURNING a; ROLLBACK;",
+	user => 'rowner', via => [ 0, 1 ]);
+both('7: DROP POLICY r_ins77', 0, 'DROP POLICY r_ins77 ON r');
+
 both('7: DROP POLICY', 0, 'DROP POLICY p ON t');
 members_same('7: pg_policy count on every member', 'SELECT count(*) FROM pg_policy', expect => '2');
 same('7: alice with RLS on and no policy for her', 'SELECT count(*) FROM t',
