@@ -199,9 +199,14 @@ SELECT count(*) FROM md.t;
 -- refused where a member could not do its part alone
 UPDATE md.t SET k = 0 WHERE k = 4;
 DELETE FROM md.t WHERE k = (SELECT max(k) FROM md.t);
-UPDATE md.t SET v = 'x' WHERE k = 4 RETURNING k;
+-- RETURNING and ON CONFLICT run on the owners (test/paths/140 compares
+-- them with one server); a conflict action may not move a row
+BEGIN;
+UPDATE md.t SET v = 'x' WHERE k = 4 RETURNING k, v;
 INSERT INTO md.t VALUES (9999, 'x') RETURNING k;
 INSERT INTO md.t VALUES (1, 'x') ON CONFLICT DO NOTHING;
+ROLLBACK;
+INSERT INTO md.t VALUES (4, 'x') ON CONFLICT (k) DO UPDATE SET k = 5;
 -- run_on_all_nodes() runs any statement on every member's part
 SELECT sum(substring(result from '[0-9]+$')::int) AS updated
 FROM rx_md_all($$UPDATE md.t SET v = 'again' WHERE k <= 10$$);

@@ -128,7 +128,7 @@ DELETE FROM t WHERE v IN (SELECT code FROM u3);
 DELETE FROM t WHERE k IN (SELECT id FROM u3);
 CREATE TABLE plain (id int);
 DELETE FROM t WHERE k IN (SELECT id FROM plain);
-DELETE FROM t WHERE k = 1 RETURNING k;
+DELETE FROM t WHERE k = 1 RETURNING k, er_one();
 UPDATE t SET v = 'changed' WHERE k = 1 AND now() IS NOT NULL AND er_one() = 1;
 BEGIN;
 DECLARE cur CURSOR FOR SELECT k FROM t WHERE k = 1;
@@ -142,8 +142,13 @@ CREATE TRIGGER trg_touch BEFORE UPDATE ON trg FOR EACH ROW EXECUTE FUNCTION trg_
 UPDATE trg SET v = 1;
 UPDATE t SET k = k + 1;
 MERGE INTO t USING (SELECT 1 AS k) s ON t.k = s.k WHEN MATCHED THEN DELETE;
-INSERT INTO t (k, v) VALUES (1000, 'x') RETURNING k;
-INSERT INTO t (k, v) VALUES (1000, 'x') ON CONFLICT DO NOTHING;
+-- each row of INSERT ... RETURNING and ON CONFLICT runs on its owner
+-- (test/paths/140), but not a conflict action calling a function of the
+-- user's
+BEGIN;
+INSERT INTO trg VALUES (1000, 1) RETURNING id;
+ROLLBACK;
+INSERT INTO trg VALUES (1000, 1) ON CONFLICT (id) DO UPDATE SET v = er_one();
 WITH d AS (DELETE FROM t WHERE k = 2 RETURNING k) SELECT count(*) FROM d;
 -- reference tables without a primary key
 UPDATE r SET name = 'x';

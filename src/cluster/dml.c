@@ -668,7 +668,7 @@ refuse(const char *what, Oid relid, const char *detail, const char *hint)
 
 #define LOCAL_PART_ONLY "Each member stores only its own rows of the table, and this statement would see or change this member's rows only."
 #define NOT_ROUTED "Such an INSERT runs each row as one statement on the member that owns it, which is done only for a table without user triggers or partitions, outside WITH, with an ON CONFLICT clause that reads reference tables only and calls only built-in functions."
-#define NOT_FORWARDED "Each member stores only its own rows of the table.  A statement is run on every member's part only when every other distributed table it reads is joined to the target on both distribution columns (t.d = o.d in WHERE, t.d IN (SELECT o.d ...), EXISTS (... WHERE o.d = t.d)) or is read by an uncorrelated subquery of WHERE that does not read the target (computed first), it reads no local table, has no RETURNING or WITH, calls only built-in functions, and the table has no row-level security or user triggers."
+#define NOT_FORWARDED "Each member stores only its own rows of the table.  A statement is run on every member's part only when every other distributed table it reads is joined to the target on both distribution columns (t.d = o.d in WHERE, t.d IN (SELECT o.d ...), EXISTS (... WHERE o.d = t.d)) or is read by an uncorrelated subquery of WHERE that does not read the target (computed first), it reads no local table, has no WITH, calls only built-in functions, and the table has no row-level security or user triggers."
 
 static void
 check_modify_table(Plan *plan, PlannedStmt *ps)
@@ -824,6 +824,9 @@ rx_dml_executor_run(QueryDesc *queryDesc, ScanDirection direction,
 	RxForward  *forward = NULL;
 	uint64		before = 0;
 	bool		reference = false;
+	RxReturning *returning = NULL;
+	DestReceiver *dest = NULL;
+	DestReceiver *volatile saved_dest = queryDesc->dest;
 
 	/*
 	 * An UPDATE or DELETE run on every member's part goes to the members in
@@ -855,14 +858,22 @@ rx_dml_executor_run(QueryDesc *queryDesc, ScanDirection direction,
 			}
 		}
 	}
+	if (forward != NULL && queryDesc->plannedstmt->hasReturning)
+	{
+		/* the members' RETURNING rows go to the client with this one's */
+		returning = rx_returning_begin(queryDesc->tupDesc);
+		dest = rx_returning_dest(queryDesc->dest, forward, returning);
+	}
 	if (forward != NULL)
-		before = rx_dml_forward_run(forward, true);
+		before = rx_dml_forward_run(forward, true, returning);
 
 	forwarded_rows = 0;
 	one_row_insert = queryDesc->operation == CMD_INSERT &&
 		single_row_insert(queryDesc->plannedstmt->planTree);
 	rows_routed_by_statement = queryDesc->operation == CMD_INSERT &&
 		rx_insert_routed(queryDesc->plannedstmt->planTree);
+	if (dest != NULL)
+		queryDesc->dest = dest;
 	PG_TRY();
 	{
 		if (prev_executor_run)
@@ -872,6 +883,8 @@ rx_dml_executor_run(QueryDesc *queryDesc, ScanDirection direction,
 	}
 	PG_FINALLY();
 	{
+		if (dest != NULL)
+			queryDesc->dest = saved_dest;
 		forwarded = forwarded_rows;
 		forwarded_rows = saved;
 		one_row_insert = saved_one_row;
@@ -881,7 +894,8 @@ rx_dml_executor_run(QueryDesc *queryDesc, ScanDirection direction,
 	if (queryDesc->operation == CMD_INSERT)
 		queryDesc->estate->es_processed += forwarded;
 	if (forward != NULL)
-		queryDesc->estate->es_processed += before + rx_dml_forward_run(forward, false);
+		queryDesc->estate->es_processed += before +
+			(dest != NULL ? rx_returning_after(dest) : rx_dml_forward_run(forward, false, NULL));
 
 	/*
 	 * The first member's copy of a reference table is where SELECT ... FOR

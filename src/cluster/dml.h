@@ -30,12 +30,14 @@
  * with its bound parameters in text form (NULL when the plan carries none);
  * rx_dml_forward_run: runs it in this transaction on the other members
  * with a lower member index than this one (below_self) or a higher one,
- * returns the rows they changed.
+ * returns the rows they changed (their RETURNING rows into returning).
  */
+#include "libpq-fe.h"
 #include "nodes/bitmapset.h"
 #include "nodes/params.h"
 #include "nodes/parsenodes.h"
 #include "nodes/plannodes.h"
+#include "tcop/dest.h"
 
 extern List *rx_dml_forward_sql(Query *parse, bool *colocated);
 extern void rx_dml_forward_attach(PlannedStmt *stmt, List *forward);
@@ -51,9 +53,26 @@ typedef struct RxForward
 	int			owner;			/* the only member with rows to change, or -1 */
 } RxForward;
 
+/*
+ * The other members' RETURNING rows of such a statement (dml_returning.c):
+ * rx_returning_begin: a store for rows of the statement's RETURNING list
+ * (desc); rx_returning_add: the rows of a member's result, into it;
+ * rx_returning_dest: the query's DestReceiver, wrapped so that at its
+ * shutdown the members after this one run their part and every member's
+ * rows go to it; rx_returning_after: the rows those members changed.
+ */
+typedef struct RxReturning RxReturning;
+
 extern RxForward *rx_dml_forward_begin(PlannedStmt *stmt, ParamListInfo params);
 extern Expr *rx_owner_key(Query *parse, Oid relid);
-extern uint64 rx_dml_forward_run(RxForward *forward, bool below_self);
+extern uint64 rx_dml_forward_run(RxForward *forward, bool below_self,
+								 RxReturning *returning);
+
+extern RxReturning *rx_returning_begin(TupleDesc desc);
+extern void rx_returning_add(RxReturning *ret, PGresult *res);
+extern DestReceiver *rx_returning_dest(DestReceiver *inner, RxForward *forward,
+									   RxReturning *ret);
+extern uint64 rx_returning_after(DestReceiver *dest);
 
 /*
  * Shared with row_locks.c.  rx_forward_prepare: sql with the values of the

@@ -14,7 +14,7 @@
  *	  member's rows of it only ever meet that member's target rows; other
  *	  tables are reference tables (a local table does not exist
  *	  elsewhere);
- *	- no RETURNING (the other members' rows could not be returned), no WITH;
+ *	- no WITH (RETURNING runs on every member, dml_returning.c);
  *	- only built-in functions and operators (user-defined ones could differ
  *	  between members), no row-level security (policies stay on this
  *	  member) and no user triggers on the target (they are not copied to
@@ -536,8 +536,7 @@ rx_dml_forward_sql(Query *parse, bool *colocated)
 	Expr	   *key;
 
 	if ((parse->commandType != CMD_UPDATE && parse->commandType != CMD_DELETE) ||
-		parse->resultRelation == 0 || parse->returningList != NIL ||
-		parse->hasModifyingCTE || rx_in_member_session())
+		parse->resultRelation == 0 || parse->hasModifyingCTE || rx_in_member_session())
 		return NIL;
 	target = rt_fetch(parse->resultRelation, parse->rtable);
 	rx_table_distribution(target->relid, &dist);
@@ -736,7 +735,7 @@ rx_forward_prepare(const char *sql, List *used, List *shipped,
 }
 
 uint64
-rx_dml_forward_run(RxForward *fw, bool below_self)
+rx_dml_forward_run(RxForward *fw, bool below_self, RxReturning *returning)
 {
 	RxMember   *members;
 	int			nmembers = rx_get_members(&members);
@@ -758,10 +757,13 @@ rx_dml_forward_run(RxForward *fw, bool below_self)
 		{
 			PG_TRY();
 			{
-				if (PQresultStatus(res) != PGRES_COMMAND_OK)
+				if (PQresultStatus(res) != PGRES_COMMAND_OK &&
+					PQresultStatus(res) != PGRES_TUPLES_OK)
 					rx_report_remote_error(ERROR, conn, res, members[m].name,
 										   "running the statement on its part");
 				rows += strtoull(PQcmdTuples(res), NULL, 10);
+				if (returning != NULL)
+					rx_returning_add(returning, res);
 			}
 			PG_FINALLY();
 			{

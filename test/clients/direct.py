@@ -76,5 +76,9 @@ show("after executemany", "SELECT id, v, note FROM acct WHERE note = 'many' ORDE
 show("upsert many rows", "INSERT INTO acct SELECT g, g, 'bulk' FROM generate_series(2998, 3004) g"
      " ON CONFLICT (id) DO UPDATE SET note = 'bulk' RETURNING id, v")
 conn.rollback()
+for k in (17, 18, 19):
+    show(f"update returning {k}", "UPDATE acct SET v = v + %s WHERE id = %s RETURNING id, v", (5, k))
+    show(f"delete returning {k}", "DELETE FROM acct WHERE id = %s RETURNING note", (k,))
+conn.rollback()
 show("after upsert rollback", "SELECT count(*) FROM acct WHERE id > 3000 OR note IN ('up', 'many', 'bulk')")
 conn.close()

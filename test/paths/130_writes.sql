@@ -206,12 +206,12 @@ UPDATE w_orders SET v = 0 WHERE c IN (SELECT id FROM w_ref WHERE id < 10);
 SELECT count(*) FROM w_orders WHERE v = 0;
 ROLLBACK;
 
--- case: wjoin_update_returning refused
+-- case: wjoin_update_returning unordered
 BEGIN;
 UPDATE w_orders SET v = v + 1 WHERE k <= 3 RETURNING k, v;
 ROLLBACK;
 
--- case: wjoin_delete_returning refused
+-- case: wjoin_delete_returning unordered
 BEGIN;
 DELETE FROM w_orders WHERE k <= 3 RETURNING k;
 ROLLBACK;

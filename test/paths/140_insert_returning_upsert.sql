@@ -1,7 +1,9 @@
--- test/paths/140_insert_returning_upsert.sql: INSERT ... RETURNING and
--- INSERT ... ON CONFLICT (upserts) into distributed tables, the statements
--- ORMs and applications send most after lookups.  The cluster runs each
--- row as one statement on its owner (src/cluster/dml_insert.c); the rows
+-- test/paths/140_insert_returning_upsert.sql: INSERT ... RETURNING,
+-- INSERT ... ON CONFLICT (upserts) and UPDATE/DELETE ... RETURNING on
+-- distributed tables, the statements ORMs and applications send most after
+-- lookups.  The cluster runs each inserted row as one statement on its
+-- owner (src/cluster/dml_insert.c) and returns the other members' rows of
+-- an UPDATE or DELETE with this member's (dml_returning.c); the rows
 -- returned, the command tags and the rows left must be the plain server's,
 -- whichever member owns a row and whichever member the statement enters
 -- through.  Keys 9400 and up are new; 1 to 3000 exist in w_orders.  Every
@@ -172,4 +174,50 @@ ROLLBACK;
 -- case: upsert_sets_distribution_column refused
 BEGIN;
 INSERT INTO w_orders VALUES (18, 1, 1, 'a') ON CONFLICT (k) DO UPDATE SET k = 9520;
+ROLLBACK;
+
+-- case: upd_returning_by_key_each_member
+BEGIN;
+SELECT format('UPDATE w_orders SET v = v + 100, note = note || %L WHERE k = %s RETURNING k, v, note, v * 2 AS twice', '+' || k, k)
+FROM unnest(ARRAY[:ints_m0, :ints_m1, :ints_m2]) k ORDER BY k \gexec
+SELECT format('DELETE FROM w_orders WHERE k = %s RETURNING *', k)
+FROM unnest(ARRAY[:ints_m0, :ints_m1, :ints_m2]) k ORDER BY k \gexec
+UPDATE w_orders SET v = 0 WHERE k = 999999 RETURNING k;
+SELECT count(*) FROM w_orders;
+ROLLBACK;
+
+-- case: upd_returning_every_member unordered
+BEGIN;
+UPDATE w_orders SET v = v + 1 WHERE k % 100 = 7 RETURNING k, v, note;
+DELETE FROM w_orders WHERE k % 250 = 3 RETURNING k, c;
+UPDATE w_orders o SET note = 'joined' FROM w_other x WHERE x.id = o.k AND x.c < 50 AND o.k < 200 RETURNING o.k, x.c, o.note;
+UPDATE w_orders SET note = (SELECT name FROM w_ref WHERE id = w_orders.c % 50 + 1) WHERE k < 20 RETURNING k, note;
+ROLLBACK;
+
+-- case: upd_returning_settings_and_types unordered
+BEGIN;
+SET LOCAL myapp.stamp = 'st';
+SET LOCAL DateStyle = 'SQL, DMY';
+UPDATE w_orders SET note = current_setting('myapp.stamp') WHERE k IN (21, 22, 23)
+	RETURNING k, note, now() = transaction_timestamp() AS same_now, '04/05/2021'::date AS d;
+UPDATE typed SET m = 'sad', p = ROW(9, 'nine') WHERE k BETWEEN 1 AND 4 RETURNING k, m, p, r, ma, nc, arr;
+DELETE FROM typed WHERE k BETWEEN 5 AND 7 RETURNING typed;
+ROLLBACK;
+
+-- case: upd_returning_prepared_and_plpgsql
+BEGIN;
+PREPARE ur(int) AS UPDATE w_orders SET v = v + 1 WHERE k = $1 RETURNING k, v;
+EXECUTE ur(24); EXECUTE ur(25); EXECUTE ur(26); EXECUTE ur(27); EXECUTE ur(28); EXECUTE ur(29); EXECUTE ur(24);
+DEALLOCATE ur;
+DO $$
+DECLARE
+	r record;
+	total int := 0;
+BEGIN
+	FOR i IN 30 .. 39 LOOP
+		UPDATE w_orders SET v = v + i WHERE k = i RETURNING k, v INTO r;
+		total := total + r.k * r.v;
+	END LOOP;
+	RAISE NOTICE 'returned total %', total;
+END $$;
 ROLLBACK;

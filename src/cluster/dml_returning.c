@@ -1,0 +1,158 @@
+/*-------------------------------------------------------------------------
+ *
+ * dml_returning.c
+ *	  RETURNING of an UPDATE or DELETE run on every member's part: the
+ *	  other members' rows join this member's on their way to the client.
+ *
+ * A forwarded UPDATE or DELETE (dml_forward.c) runs here as planned, on
+ * this member's part, and as SQL on the other members, RETURNING list
+ * included (its expressions are built-in ones, like the rest of such a
+ * statement, and see this session's settings: remote_xact.c sends the
+ * statement context ahead of it).  The members' rows come back as text,
+ * read here in this session's text forms, which the members wrote them
+ * in, and are kept in a tuplestore of the query's memory.
+ *
+ * The executor sends this member's rows to the query's DestReceiver while
+ * it runs the plan, between the receiver's startup and shutdown: this
+ * member's rows cannot be sent before it starts it or after it shuts it
+ * down, so the receiver is wrapped for the execution (rx_returning_dest()):
+ * when the executor shuts it down, the members after this one run their
+ * part (as they do without RETURNING, in member order), and every other
+ * member's rows go to the receiver first.  Rows come in member order
+ * within the others and after this member's; PostgreSQL promises no order
+ * for RETURNING either.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/tupdesc.h"
+#include "executor/executor.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "utils/lsyscache.h"
+#include "utils/tuplestore.h"
+
+#include "cluster/dml.h"
+
+struct RxReturning
+{
+	TupleDesc	desc;
+	FmgrInfo   *in;
+	Oid		   *ioparams;
+	Tuplestorestate *store;
+};
+
+RxReturning *
+rx_returning_begin(TupleDesc desc)
+{
+	RxReturning *ret = palloc0(sizeof(RxReturning));
+
+	ret->desc = desc;
+	ret->in = palloc0(sizeof(FmgrInfo) * Max(desc->natts, 1));
+	ret->ioparams = palloc0(sizeof(Oid) * Max(desc->natts, 1));
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Oid			infn;
+
+		getTypeInputInfo(TupleDescAttr(desc, i)->atttypid, &infn, &ret->ioparams[i]);
+		fmgr_info(infn, &ret->in[i]);
+	}
+	ret->store = tuplestore_begin_heap(false, false, work_mem);
+	return ret;
+}
+
+/* the rows of a member's result */
+void
+rx_returning_add(RxReturning *ret, PGresult *res)
+{
+	int			natts = ret->desc->natts;
+	Datum	   *values = palloc(sizeof(Datum) * Max(natts, 1));
+	bool	   *nulls = palloc(sizeof(bool) * Max(natts, 1));
+
+	if (PQnfields(res) != natts)
+		elog(ERROR, "a member returned %d columns for a RETURNING list of %d",
+			 PQnfields(res), natts);
+	for (int r = 0; r < PQntuples(res); r++)
+	{
+		for (int i = 0; i < natts; i++)
+		{
+			nulls[i] = PQgetisnull(res, r, i);
+			values[i] = nulls[i] ? (Datum) 0 :
+				InputFunctionCall(&ret->in[i], PQgetvalue(res, r, i),
+								  ret->ioparams[i],
+								  TupleDescAttr(ret->desc, i)->atttypmod);
+		}
+		tuplestore_putvalues(ret->store, ret->desc, values, nulls);
+	}
+	pfree(values);
+	pfree(nulls);
+}
+
+typedef struct ReturningDest
+{
+	DestReceiver pub;
+	DestReceiver *inner;
+	RxForward  *forward;
+	RxReturning *ret;
+	uint64		after;			/* rows the members after this one changed */
+} ReturningDest;
+
+static void
+returning_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+	ReturningDest *d = (ReturningDest *) self;
+
+	d->inner->rStartup(d->inner, operation, typeinfo);
+}
+
+static bool
+returning_receive(TupleTableSlot *slot, DestReceiver *self)
+{
+	ReturningDest *d = (ReturningDest *) self;
+
+	return d->inner->receiveSlot(slot, d->inner);
+}
+
+/* this member's part is done: the members after it, then their rows */
+static void
+returning_shutdown(DestReceiver *self)
+{
+	ReturningDest *d = (ReturningDest *) self;
+	TupleTableSlot *slot;
+
+	d->after = rx_dml_forward_run(d->forward, false, d->ret);
+	slot = MakeSingleTupleTableSlot(d->ret->desc, &TTSOpsMinimalTuple);
+	while (tuplestore_gettupleslot(d->ret->store, true, false, slot))
+		if (!d->inner->receiveSlot(slot, d->inner))
+			break;
+	ExecDropSingleTupleTableSlot(slot);
+	d->inner->rShutdown(d->inner);
+}
+
+static void
+returning_destroy(DestReceiver *self)
+{
+}
+
+DestReceiver *
+rx_returning_dest(DestReceiver *inner, RxForward *forward, RxReturning *ret)
+{
+	ReturningDest *d = palloc0(sizeof(ReturningDest));
+
+	d->pub.receiveSlot = returning_receive;
+	d->pub.rStartup = returning_startup;
+	d->pub.rShutdown = returning_shutdown;
+	d->pub.rDestroy = returning_destroy;
+	d->pub.mydest = inner->mydest;
+	d->inner = inner;
+	d->forward = forward;
+	d->ret = ret;
+	return (DestReceiver *) d;
+}
+
+uint64
+rx_returning_after(DestReceiver *dest)
+{
+	return ((ReturningDest *) dest)->after;
+}
