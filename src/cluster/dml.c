@@ -35,8 +35,8 @@
  *
  * Reference tables (a full copy on every member)
  *	- INSERT and COPY FROM: stored here and streamed to every other member
- *	  the same way; ON CONFLICT is refused (the action could differ between
- *	  the copies).
+ *	  the same way; with ON CONFLICT each row is kept here first and the
+ *	  row this copy kept goes to the others by primary key (dml_insert.c).
  *	- UPDATE and DELETE: each changed row is applied on every other member
  *	  by its primary key, one statement per row and member, which fails
  *	  there unless exactly one row matched.  The statements are queued
@@ -503,8 +503,12 @@ rx_route_row(PG_FUNCTION_ARGS)
 		return PointerGetDatum(NULL);	/* stored by its owner instead */
 	}
 
-	/* reference table: here and on every other member */
-	if (rx_in_member_session())
+	/*
+	 * reference table: here and on every other member, unless dml_insert.c
+	 * copies the row itself (ON CONFLICT: the row this copy kept)
+	 */
+	if (rx_in_member_session() || rows_routed_by_statement ||
+		rx_insert_routing_here())
 		return PointerGetDatum(tuple);
 	rx_order_reference_write(RelationGetRelid(rel));	/* COPY FROM */
 	for (int m = 0; m < rs->nmembers; m++)
@@ -553,7 +557,8 @@ rx_forward_change(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("rdma_exchange.forward_change() must be a BEFORE row trigger")));
 
-	if (rx_in_member_session())
+	/* an ON CONFLICT DO UPDATE's row: dml_insert.c copies it */
+	if (rx_in_member_session() || rx_insert_routing_here())
 		return PointerGetDatum(result);
 	rs = route_state(rel);
 	if (rs->dist.method != RX_DIST_REFERENCE)
@@ -670,6 +675,20 @@ refuse(const char *what, Oid relid, const char *detail, const char *hint)
 #define NOT_ROUTED "Such an INSERT runs each row as one statement on the member that owns it, which is done only for a table without user triggers or partitions, outside WITH, with an ON CONFLICT clause that reads reference tables only and calls only built-in functions."
 #define NOT_FORWARDED "Each member stores only its own rows of the table.  A statement is run on every member's part only when every other distributed table it reads is joined to the target on both distribution columns (t.d = o.d in WHERE, t.d IN (SELECT o.d ...), EXISTS (... WHERE o.d = t.d)) or is read by an uncorrelated subquery of WHERE that does not read the target (computed first), it reads no local table, has no WITH, calls only built-in functions, and the table has no row-level security or user triggers."
 
+/* the n-th result relation is written through a view WITH CHECK OPTION */
+static bool
+view_check(ModifyTable *mt, int n)
+{
+	ListCell   *lc;
+
+	if (mt->withCheckOptionLists == NIL)
+		return false;
+	foreach(lc, (List *) list_nth(mt->withCheckOptionLists, n))
+		if (lfirst_node(WithCheckOption, lc)->kind == WCO_VIEW_CHECK)
+			return true;
+	return false;
+}
+
 static void
 check_modify_table(Plan *plan, PlannedStmt *ps)
 {
@@ -711,6 +730,10 @@ check_modify_table(Plan *plan, PlannedStmt *ps)
 										get_rel_name(relid)),
 								 errdetail("The new value could belong to another member."),
 								 errhint("Delete the row and insert it with the new value instead.")));
+					if (!member_session && view_check(mt, i - 1))
+						refuse("UPDATE through a view WITH CHECK OPTION", relid,
+							   "The other members would change their rows without the view's check.",
+							   "Update the table itself, with the view's condition in WHERE.");
 					if (!member_session && rx_dml_forward_of(ps) == NIL)
 						refuse("UPDATE", relid, NOT_FORWARDED,
 							   "Run the UPDATE on every member's part with rdma_exchange.run_on_all_nodes().");
@@ -729,9 +752,11 @@ check_modify_table(Plan *plan, PlannedStmt *ps)
 					if (member_session || rx_insert_routing_here())
 						break;
 					if ((mt->onConflictAction != ONCONFLICT_NONE ||
-						 mt->returningLists != NIL) && !rx_insert_routed(plan))
+						 mt->returningLists != NIL || view_check(mt, i - 1)) &&
+						!rx_insert_routed(plan))
 						refuse(mt->onConflictAction != ONCONFLICT_NONE
-							   ? "INSERT ... ON CONFLICT" : "INSERT ... RETURNING",
+							   ? "INSERT ... ON CONFLICT" : mt->returningLists != NIL
+							   ? "INSERT ... RETURNING" : "INSERT through a view WITH CHECK OPTION",
 							   relid, NOT_ROUTED,
 							   "Keep user-defined functions and other distributed tables out of the ON CONFLICT clause, or insert without it.");
 					break;
@@ -749,13 +774,14 @@ check_modify_table(Plan *plan, PlannedStmt *ps)
 						 errmsg("MERGE on reference table \"%s\" is not supported",
 								get_rel_name(relid)),
 						 errhint("Use INSERT, UPDATE and DELETE, which are applied on every member.")));
-			if (mt->operation == CMD_INSERT && mt->onConflictAction != ONCONFLICT_NONE)
+			if (mt->operation == CMD_INSERT && mt->onConflictAction != ONCONFLICT_NONE &&
+				!rx_insert_routed(plan) && !rx_insert_routing_here())
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("INSERT ... ON CONFLICT on reference table \"%s\" is not supported",
+						 errmsg("INSERT ... ON CONFLICT on reference table \"%s\" is not supported here",
 								get_rel_name(relid)),
-						 errdetail("The row is sent to the other members before this member checks for a conflict."),
-						 errhint("Insert without ON CONFLICT.")));
+						 errdetail("Each row is stored on this member's copy first and then copied to the others by primary key: that needs a primary key, and an ON CONFLICT clause that reads reference tables only and calls only built-in functions."),
+						 errhint("Add a primary key, or insert without ON CONFLICT.")));
 			if (mt->operation == CMD_UPDATE || mt->operation == CMD_DELETE)
 			{
 				Relation	rel = RelationIdGetRelation(relid);

@@ -38,6 +38,18 @@
  * row conflicts with a row the statement itself left (see
  * watch_arbiters()).
  *
+ * An INSERT through a view WITH CHECK OPTION runs the same way, so that
+ * ExecInsert() checks every row, whichever member stores it (a row the
+ * routing trigger sends to its owner is never checked here).
+ *
+ * INSERT ... ON CONFLICT into a reference table runs each row the same
+ * way here, on this member's copy, and queues the row that copy kept
+ * (inserted, or after DO UPDATE) for every other copy by primary key
+ * (copy_to_others()); the routing triggers, which would send the row
+ * before the conflict is known, let it through.  Writes to a reference
+ * table take one order on every copy (ref_order.c), so the copies take
+ * the same action.
+ *
  * Where this is not done the statement is refused as before (dml.c):
  * user triggers on the table (they exist on this member only; rows this
  * member owns would fire them twice), a conflict action calling
@@ -128,6 +140,37 @@ column_param(int id, Form_pg_attribute att)
 	return p;
 }
 
+/* the primary key columns of a table, or NULL */
+static Bitmapset *
+reference_key(Oid relid)
+{
+	Relation	rel = table_open(relid, NoLock);
+	Bitmapset  *pk = NULL;
+
+	if (OidIsValid(RelationGetPrimaryKeyIndex(rel)))
+	{
+		Bitmapset  *cols = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_PRIMARY_KEY);
+		int			c = -1;
+
+		while ((c = bms_next_member(cols, c)) >= 0)
+			pk = bms_add_member(pk, c + FirstLowInvalidHeapAttributeNumber);
+	}
+	table_close(rel, NoLock);
+	return pk;
+}
+
+/* an INSERT through a view WITH CHECK OPTION */
+static bool
+has_view_check(Query *parse)
+{
+	ListCell   *lc;
+
+	foreach(lc, parse->withCheckOptions)
+		if (lfirst_node(WithCheckOption, lc)->kind == WCO_VIEW_CHECK)
+			return true;
+	return false;
+}
+
 /*
  * From the planner hook, before planning: for an INSERT with RETURNING or
  * ON CONFLICT into a hash-distributed table, what its rows run as on
@@ -153,6 +196,8 @@ rx_insert_route_sql(Query *parse)
 	List	   *fields = NIL;
 	Bitmapset  *refs = NULL;
 	bool		whole_row;
+	bool		reference;
+	Bitmapset  *pk = NULL;
 	bool		multi_row = parse->jointree->fromlist != NIL;
 	bool		routable;
 	bool		returns_row;
@@ -161,18 +206,31 @@ rx_insert_route_sql(Query *parse)
 	ListCell   *lc;
 
 	if (parse->commandType != CMD_INSERT || parse->resultRelation == 0 ||
-		(parse->returningList == NIL && parse->onConflict == NULL) ||
+		(parse->returningList == NIL && parse->onConflict == NULL &&
+		 !has_view_check(parse)) ||
 		rx_in_member_session() || routing_here > 0)
 		return NIL;
 	target = rt_fetch(parse->resultRelation, parse->rtable);
 	if (target->relkind != RELKIND_RELATION)
 		return NIL;
 	rx_table_distribution(target->relid, &dist);
-	if (dist.method != RX_DIST_HASH || rx_has_user_triggers(target->relid))
+	reference = dist.method == RX_DIST_REFERENCE;
+	if ((dist.method != RX_DIST_HASH && !reference) ||
+		rx_has_user_triggers(target->relid))
 		return NIL;
+	if (reference)
+	{
+		/* INSERT ... RETURNING alone is stored on every copy as it is */
+		if (parse->onConflict == NULL)
+			return NIL;
+		pk = reference_key(target->relid);
+		if (pk == NULL)
+			return NIL;			/* dml.c says why */
+	}
 
-	returns_row = parse->onConflict != NULL &&
-		parse->onConflict->action == ONCONFLICT_UPDATE;
+	/* a reference table's copies get the row this member's copy kept */
+	returns_row = reference || (parse->onConflict != NULL &&
+								parse->onConflict->action == ONCONFLICT_UPDATE);
 	if (parse->onConflict != NULL)
 	{
 		OnConflictExpr *oc = parse->onConflict;
@@ -182,7 +240,18 @@ rx_insert_route_sql(Query *parse)
 			shape.local_routines || shape.ctes)
 			return NIL;
 		foreach(lc, oc->onConflictSet)
-			if (lfirst_node(TargetEntry, lc)->resno == dist.distcol)
+		{
+			AttrNumber	set = lfirst_node(TargetEntry, lc)->resno;
+
+			if (reference && bms_is_member(set, pk))
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot update primary key column \"%s\" of reference table \"%s\" in ON CONFLICT DO UPDATE",
+								get_attname(target->relid, set, false),
+								get_rel_name(target->relid)),
+						 errdetail("The other members' copies take the row this member keeps by its primary key."),
+						 errhint("Leave the primary key out of the SET list.")));
+			if (!reference && set == dist.distcol)
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 						 errmsg("cannot update distribution column \"%s\" of table \"%s\" in ON CONFLICT DO UPDATE",
@@ -190,6 +259,7 @@ rx_insert_route_sql(Query *parse)
 								get_rel_name(target->relid)),
 						 errdetail("The new value could belong to another member."),
 						 errhint("Leave the distribution column out of the SET list: a conflicting row has the same value in it.")));
+		}
 		while ((id = bms_next_member(shape.params, id)) >= 0)
 			used = lappend_int(used, id);
 	}
@@ -200,13 +270,14 @@ rx_insert_route_sql(Query *parse)
 	 * What the owner returns: the columns the statement's RETURNING reads
 	 * (so that the owner checks the SELECT privileges and policies one
 	 * server would), and every column for DO UPDATE of several rows (the
-	 * keys its rows left, see watch_arbiters()).  The values are used for
+	 * keys its rows left, see watch_arbiters()) or through a view WITH
+	 * CHECK OPTION (ExecInsert() checks the row it is handed back).  The values are used for
 	 * DO UPDATE, where the row stored is the owner's; an inserted row is
 	 * the one sent.
 	 */
 	pull_varattnos((Node *) parse->returningList, parse->resultRelation, &refs);
 	whole_row = bms_is_member(InvalidAttrNumber - FirstLowInvalidHeapAttributeNumber, refs) ||
-		(returns_row && multi_row);
+		reference || (returns_row && (multi_row || has_view_check(parse)));
 	rel = table_open(target->relid, NoLock);
 	for (int i = 0; i < RelationGetDescr(rel)->natts; i++)
 	{
@@ -305,6 +376,8 @@ typedef struct RoutedInsert
 {
 	const char *sql;
 	bool		returns_row;	/* the owner's row comes back */
+	bool		reference;		/* kept here, then copied to the others */
+	char	   *copy_sql;		/* a reference row, on another copy */
 	Oid			relid;
 	AttrNumber	distcol;
 	Oid			distcol_type;
@@ -613,6 +686,29 @@ touch_once(RoutedInsert *ri, TupleTableSlot *slot, bool left)
 	rx_transmission_end(nest);
 }
 
+/*
+ * A reference table's row as this member's copy kept it (inserted, or
+ * after DO UPDATE), queued for every other copy by primary key, as
+ * dml.c queues a reference row's UPDATE: sent with the next command that
+ * goes to the member, at the latest at commit.  The writes to the table
+ * are in one order on every copy (ref_order.c), so the others take the
+ * same action on the same row.
+ */
+static void
+copy_to_others(RoutedInsert *ri, TupleTableSlot *slot)
+{
+	const char **params;
+	int			nest = rx_transmission_begin();
+
+	params = rx_row_params(ri->enc, slot->tts_values, slot->tts_isnull);
+	rx_transmission_end(nest);
+	for (int m = 0; m < ri->nmembers; m++)
+		if (m != ri->self)
+			rx_xact_defer_params(&ri->members[m], ri->copy_sql, ri->enc->ncols,
+								 params, "copying a row of a reference table");
+	ri->sent++;
+}
+
 static TupleTableSlot *
 routed_insert_row(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 				  TupleTableSlot *planSlot)
@@ -625,13 +721,25 @@ routed_insert_row(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 	slot_getallattrs(slot);
 	if (ri->touched != NULL)
 		touch_once(ri, slot, false);
-	owner = rx_member_of_key(ri->relid, ri->distcol_type,
-							 slot->tts_values[ri->distcol - 1],
-							 slot->tts_isnull[ri->distcol - 1], ri->nmembers);
-	if (owner == ri->self)
+	if (ri->reference)
+	{
 		stored = insert_here(ri, slot);
+		if (stored)
+		{
+			slot_getallattrs(slot);
+			copy_to_others(ri, slot);
+		}
+	}
 	else
-		stored = insert_there(ri, &ri->members[owner], slot);
+	{
+		owner = rx_member_of_key(ri->relid, ri->distcol_type,
+								 slot->tts_values[ri->distcol - 1],
+								 slot->tts_isnull[ri->distcol - 1], ri->nmembers);
+		if (owner == ri->self)
+			stored = insert_here(ri, slot);
+		else
+			stored = insert_there(ri, &ri->members[owner], slot);
+	}
 	if (stored && ri->touched != NULL)
 	{
 		slot_getallattrs(slot);
@@ -693,11 +801,37 @@ rx_insert_route_start(QueryDesc *queryDesc)
 	ri->fields = (List *) linitial((List *) list_nth(priv, 4));
 	ri->relid = RelationGetRelid(rinfo->ri_RelationDesc);
 	rx_table_distribution(ri->relid, &dist);
-	ri->distcol = dist.distcol;
-	ri->distcol_type = TupleDescAttr(desc, dist.distcol - 1)->atttypid;
+	ri->reference = dist.method == RX_DIST_REFERENCE;
+	if (!ri->reference)
+	{
+		ri->distcol = dist.distcol;
+		ri->distcol_type = TupleDescAttr(desc, dist.distcol - 1)->atttypid;
+	}
 	ri->nmembers = rx_get_members(&ri->members);
 	ri->self = rx_self_member_index();
 	ri->enc = rx_row_encoder_create(rinfo->ri_RelationDesc);
+	if (ri->reference)
+	{
+		/* the other copies take the row by primary key, whatever they had */
+		Bitmapset  *pk = reference_key(ri->relid);
+		StringInfoData sql;
+		int			c = -1;
+
+		initStringInfo(&sql);
+		appendStringInfo(&sql, "%s ON CONFLICT (", ri->enc->insert_params);
+		while ((c = bms_next_member(pk, c)) >= 0)
+			appendStringInfo(&sql, "%s%s", sql.data[sql.len - 1] == '(' ? "" : ", ",
+							 quote_identifier(get_attname(ri->relid, c, false)));
+		appendStringInfoString(&sql, ") DO UPDATE SET ");
+		for (int i = 0; i < ri->enc->ncols; i++)
+		{
+			const char *col = quote_identifier(get_attname(ri->relid,
+														   ri->enc->attnums[i], false));
+
+			appendStringInfo(&sql, "%s%s = excluded.%s", i > 0 ? ", " : "", col, col);
+		}
+		ri->copy_sql = sql.data;
+	}
 	ri->cxt = CurrentMemoryContext;
 	ri->rowcxt = AllocSetContextCreate(CurrentMemoryContext,
 									   "rdma_exchange routed row",

@@ -814,7 +814,11 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 		Query	   *copy = has_function_rte_walker((Node *) parse, NULL)
 			? copyObject(parse) : NULL;
 
+		/* an upsert into a reference table (dml_insert.c) */
+		forward = rx_insert_route_sql(parse);
 		stmt = plan_locally(parse, query_string, cursorOptions, boundParams);
+		if (forward != NIL)
+			rx_dml_forward_attach(stmt, forward);
 		if (copy == NULL || !rtable_has_distributed(stmt->rtable))
 			return stmt;
 		parse = copy;

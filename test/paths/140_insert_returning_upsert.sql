@@ -221,3 +221,44 @@ BEGIN
 	RAISE NOTICE 'returned total %', total;
 END $$;
 ROLLBACK;
+
+-- case: upsert_through_view_with_check_option
+-- the view's check applies to the row the conflict action left
+BEGIN;
+CREATE VIEW w_pos AS SELECT * FROM w_orders WHERE v >= 0 WITH CHECK OPTION;
+INSERT INTO w_pos VALUES (41, 1, -5, 'v') ON CONFLICT (k) DO UPDATE SET v = 3 RETURNING k, v;
+INSERT INTO w_pos VALUES (9530, 1, 5, 'v') RETURNING k, v;
+SAVEPOINT s;
+INSERT INTO w_pos VALUES (42, 1, 5, 'v') ON CONFLICT (k) DO UPDATE SET v = -1;
+ROLLBACK TO s;
+INSERT INTO w_pos VALUES (9531, 1, -5, 'v');
+ROLLBACK;
+
+-- case: upsert_reference_table
+-- the row this member's copy kept goes to every other copy: the joins
+-- below read each member's copy with that member's w_orders rows
+BEGIN;
+INSERT INTO w_ref VALUES (1, 'one') ON CONFLICT (id) DO UPDATE SET name = excluded.name || '/' || w_ref.name RETURNING *;
+INSERT INTO w_ref VALUES (100, 'hundred'), (2, 'two') ON CONFLICT DO NOTHING RETURNING id;
+INSERT INTO w_ref VALUES (3, 'x'), (101, 'y') ON CONFLICT (id) DO UPDATE SET name = excluded.name RETURNING id, name;
+INSERT INTO w_ref VALUES (4, 'z') ON CONFLICT (id) DO UPDATE SET name = 'never' WHERE w_ref.id > 1000;
+SELECT * FROM w_ref WHERE id IN (1, 2, 3, 4, 100, 101) ORDER BY id;
+SELECT r.name, count(*) FROM w_orders o JOIN w_ref r ON r.id = o.c WHERE r.id IN (1, 2, 3, 4, 100, 101) GROUP BY r.name ORDER BY r.name;
+SAVEPOINT s;
+INSERT INTO w_ref VALUES (5, 'a'), (5, 'b') ON CONFLICT (id) DO UPDATE SET name = excluded.name;
+ROLLBACK TO s;
+SELECT r.name, count(*) FROM w_orders o JOIN w_ref r ON r.id = o.c WHERE r.id = 5 GROUP BY r.name;
+ROLLBACK;
+SELECT * FROM w_ref WHERE id IN (1, 2, 3, 100) ORDER BY id;
+
+-- case: upsert_reference_primary_key refused
+BEGIN;
+INSERT INTO w_ref VALUES (1, 'x') ON CONFLICT (id) DO UPDATE SET id = 500;
+ROLLBACK;
+
+-- case: update_through_view_with_check_option refused
+-- the other members would update their rows without the view's check
+BEGIN;
+CREATE VIEW w_pos2 AS SELECT * FROM w_orders WHERE v >= 0 WITH CHECK OPTION;
+UPDATE w_pos2 SET v = v + 1 WHERE k = 43;
+ROLLBACK;

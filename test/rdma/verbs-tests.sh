@@ -17,8 +17,11 @@
 #     whole suite per design on the host.
 #  3. TAP tests through run-tests.sh on such clusters (RxCluster.pm takes
 #     RX_FABRIC_HOST and RX_CLUSTER_CONF), in RX_VERBS_JOBS parallel jobs,
-#     each with clusters of its own (ports from 40000, below the range
-#     PostgreSQL's test modules pick from), with design auto and one
+#     each with clusters of its own (ports from 20000: below Linux's
+#     ephemeral ports, 32768 and up, which the other job's client
+#     connections take, and PostgreSQL's test modules pick from; a port
+#     from 40400 was once taken between its choice and its server's
+#     start), with design auto and one
 #     design of each other verbs operation (RX_VERBS_OP_DESIGNS: memq_sr,
 #     RC sends from several endpoints; semq_rd, RDMA Read; memq_wr, RDMA
 #     Write): 010_failures (statement_timeout, cancel, a coordinator that
@@ -139,9 +142,9 @@ if [ ${#runs[@]} -gt 0 ]; then
 	for ((j = 0; j < jobs; j++)); do
 		[ -n "${job_runs[j]}" ] || continue
 		echo "job $j: ${job_runs[j]}${job_tpch[j]:+(050_tpch with ${job_tpch[j]})}"
-		# ports below the range PostgreSQL's test modules pick from
+		# ports below the ephemeral ones (see the top of the file)
 		RX_TEST_DESIGNS="" RX_TAP_RUNS="${job_runs[j]}" \
-			RX_TAP_PORTS="$((40000 + 400 * j))-$((40399 + 400 * j))" \
+			RX_TAP_PORTS="$((20000 + 400 * j))-$((20399 + 400 * j))" \
 			RX_TPCH_SETS=${RX_TPCH_SETS:-a:pk} RX_TPCH_DESIGNS="${job_tpch[j]}" \
 			RX_FAILURE_DESIGNS="$failure_designs" \
 			bash "$repo/test/run-tests.sh" ${job_names[j]} > "$logs/job$j" 2>&1 &
