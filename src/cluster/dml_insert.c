@@ -2,7 +2,9 @@
  *
  * dml_insert.c
  *	  INSERT ... RETURNING and INSERT ... ON CONFLICT into a distributed
- *	  table: each row runs as one statement on the member that owns it.
+ *	  table (and INSERT through a view WITH CHECK OPTION): each row runs
+ *	  as one statement on the member that owns it; ON CONFLICT into a
+ *	  reference table: each row on this copy, then on the others.
  *
  * An ordinary INSERT streams the rows other members own to them with COPY
  * (dml.c), which can neither return what was stored nor take a conflict
@@ -14,7 +16,7 @@
  *
  *		INSERT INTO t (every column) OVERRIDING SYSTEM VALUE
  *			VALUES ($1, ..., $n) [ON CONFLICT <the statement's clause>]
- *			[RETURNING <every column>]
+ *			[RETURNING <the columns the statement's RETURNING reads>]
  *
  * run on its owner: in the owner's remote transaction (remote_xact.c)
  * after the session's statement context (settings.c), so that the
