@@ -380,6 +380,7 @@ typedef struct RoutedInsert
 	bool		returns_row;	/* the owner's row comes back */
 	bool		reference;		/* kept here, then copied to the others */
 	char	   *copy_sql;		/* a reference row, on another copy */
+	char	   *context;		/* of an owner's error */
 	Oid			relid;
 	AttrNumber	distcol;
 	Oid			distcol_type;
@@ -508,8 +509,6 @@ insert_there(RoutedInsert *ri, const RxMember *member, TupleTableSlot *slot)
 	PGresult   *res;
 	bool		stored = false;
 	int			nest;
-	char	   *context = psprintf("inserting a row of table %s on its owner",
-								   ri->enc->table_name);
 
 	nest = rx_transmission_begin();
 	row = rx_row_params(ri->enc, slot->tts_values, slot->tts_isnull);
@@ -523,7 +522,7 @@ insert_there(RoutedInsert *ri, const RxMember *member, TupleTableSlot *slot)
 							   params, true, true);
 	while ((res = rx_xact_get_result(conn, member->name)) != NULL)
 	{
-		rx_raise_if_failed(conn, res, member->name, context);
+		rx_raise_if_failed(conn, res, member->name, ri->context);
 		stored = strtoull(PQcmdTuples(res), NULL, 10) > 0;
 		if (stored && ri->returns_row)
 			store_returned(ri, slot, NULL, NULL, res);
@@ -812,6 +811,8 @@ rx_insert_route_start(QueryDesc *queryDesc)
 	ri->nmembers = rx_get_members(&ri->members);
 	ri->self = rx_self_member_index();
 	ri->enc = rx_row_encoder_create(rinfo->ri_RelationDesc);
+	ri->context = psprintf("inserting a row of table %s on its owner",
+						   ri->enc->table_name);
 	if (ri->reference)
 	{
 		/* the other copies take the row by primary key, whatever they had */

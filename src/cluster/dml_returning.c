@@ -34,12 +34,13 @@
 #include "utils/tuplestore.h"
 
 #include "cluster/dml.h"
+#include "cluster/remote.h"
 
 struct RxReturning
 {
 	TupleDesc	desc;
-	FmgrInfo   *in;
-	Oid		   *ioparams;
+	RxTextRows *text;			/* the input functions of its columns */
+	TupleTableSlot *slot;
 	Tuplestorestate *store;
 };
 
@@ -49,15 +50,8 @@ rx_returning_begin(TupleDesc desc)
 	RxReturning *ret = palloc0(sizeof(RxReturning));
 
 	ret->desc = desc;
-	ret->in = palloc0(sizeof(FmgrInfo) * Max(desc->natts, 1));
-	ret->ioparams = palloc0(sizeof(Oid) * Max(desc->natts, 1));
-	for (int i = 0; i < desc->natts; i++)
-	{
-		Oid			infn;
-
-		getTypeInputInfo(TupleDescAttr(desc, i)->atttypid, &infn, &ret->ioparams[i]);
-		fmgr_info(infn, &ret->in[i]);
-	}
+	ret->text = rx_text_rows(desc);
+	ret->slot = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
 	ret->store = tuplestore_begin_heap(false, false, work_mem);
 	return ret;
 }
@@ -66,27 +60,12 @@ rx_returning_begin(TupleDesc desc)
 void
 rx_returning_add(RxReturning *ret, PGresult *res)
 {
-	int			natts = ret->desc->natts;
-	Datum	   *values = palloc(sizeof(Datum) * Max(natts, 1));
-	bool	   *nulls = palloc(sizeof(bool) * Max(natts, 1));
-
-	if (PQnfields(res) != natts)
+	if (PQnfields(res) != ret->desc->natts)
 		elog(ERROR, "a member returned %d columns for a RETURNING list of %d",
-			 PQnfields(res), natts);
+			 PQnfields(res), ret->desc->natts);
 	for (int r = 0; r < PQntuples(res); r++)
-	{
-		for (int i = 0; i < natts; i++)
-		{
-			nulls[i] = PQgetisnull(res, r, i);
-			values[i] = nulls[i] ? (Datum) 0 :
-				InputFunctionCall(&ret->in[i], PQgetvalue(res, r, i),
-								  ret->ioparams[i],
-								  TupleDescAttr(ret->desc, i)->atttypmod);
-		}
-		tuplestore_putvalues(ret->store, ret->desc, values, nulls);
-	}
-	pfree(values);
-	pfree(nulls);
+		tuplestore_puttupleslot(ret->store,
+								rx_text_row_store(ret->text, res, r, 0, ret->slot));
 }
 
 typedef struct ReturningDest
