@@ -104,6 +104,8 @@ rx_make_receive(Plan *child, int exchange_id, RxReceiveKind kind,
 	/* 4-7: merge keys, 8-11: lookup keys, 12-14: keyed lookups */
 	for (int i = 0; i < 11; i++)
 		cscan->custom_private = lappend(cscan->custom_private, NIL);
+	/* 15: leader only */
+	cscan->custom_private = lappend(cscan->custom_private, makeInteger(0));
 	return cscan;
 }
 
@@ -150,6 +152,12 @@ rx_receive_set_keyed(CustomScan *receive, Plan *keyed, Expr *value, Oid relid,
 		list_make1_oid(relid);
 	list_nth_cell(receive->custom_private, 14)->ptr_value =
 		list_make1_int(remote_max);
+}
+
+void
+rx_receive_set_leader_only(CustomScan *receive)
+{
+	intVal(list_nth(receive->custom_private, 15)) = 1;
 }
 
 bool
@@ -232,6 +240,7 @@ rx_receive_info(CustomScan *cscan, RxReceiveInfo *info)
 		? linitial_oid((List *) list_nth(p, 13)) : InvalidOid;
 	info->keyed_remote_max = info->keyed_value
 		? linitial_int((List *) list_nth(p, 14)) : 0;
+	info->leader_only = intVal(list_nth(p, 15)) != 0;
 }
 
 /*

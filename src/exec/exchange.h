@@ -88,6 +88,11 @@ typedef struct RxReceiveInfo
 	Expr	   *keyed_value;	/* the key's value, from the plan's params */
 	Oid			keyed_relid;	/* the table it is the distribution key of */
 	int			keyed_remote_max;	/* remote lookups before gathering */
+	/*
+	 * shared by a member's Gather (receive_shared.c) below a Parallel
+	 * Hash: the leader keeps every row, the workers read none
+	 */
+	bool		leader_only;
 } RxReceiveInfo;
 
 extern CustomScan *rx_make_shuffle(Plan *child, int exchange_id, RxRoute route,
@@ -112,6 +117,7 @@ extern void rx_receive_set_lookup(CustomScan *receive, List *cols,
  * distribution column of relid equals value, on value's owner; after
  * remote_max lookups on other members the table is gathered instead.
  */
+extern void rx_receive_set_leader_only(CustomScan *receive);
 extern void rx_receive_set_keyed(CustomScan *receive, Plan *keyed, Expr *value,
 								 Oid relid, int remote_max);
 

@@ -487,7 +487,13 @@ receive_access(ScanState *ss)
 		return rx_receive_share_next(r);
 	if (r->share)
 	{
-		/* the leader hands rows to the workers, keeping what they lack room for */
+		/*
+		 * The leader hands rows to the workers, keeping what they lack
+		 * room for; below a Parallel Hash it keeps them all, and the
+		 * workers' input ends now that it reads its own (receive_shared.c)
+		 */
+		if (r->info.leader_only)
+			rx_receive_share_done(r, false);
 		while (!r->finished)
 		{
 			slot = receive_next_live(r);
@@ -804,6 +810,8 @@ receive_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 							"distributed scan gathered to the coordinator for a serial plan part", es);
 	if (r->info.materialize)
 		ExplainPropertyBool("Materialized", true, es);
+	if (r->info.leader_only && node->ss.ps.plan->parallel_aware)
+		ExplainPropertyText("Read By", "the Gather's leader alone (below a Parallel Hash)", es);
 	if (r->info.nlookup > 0)
 		ExplainPropertyInteger("Hashed Lookup Keys", NULL, r->info.nlookup, es);
 	if (es->analyze && !r->by_query)

@@ -34,7 +34,16 @@
  *	  it runs its part of the plan: the Gather's leader must run it
  *	  (parallel_leader_participation, which the fragment turns on where a
  *	  RECEIVE is shared: fragment.c), and it does whenever no worker has
- *	  a row for it, which is when the workers wait.
+ *	  a row for it, which is when the workers wait;
+ *	- except below a Parallel Hash, where the leader may wait for the
+ *	  workers while it holds rows: one that grows the shared hash table
+ *	  waits for every participant still reading its input to insert a row
+ *	  (nodeHash.c), and a worker waiting for the leader's rows never
+ *	  would.  There the leader keeps every row (leader_only, set by
+ *	  planner/local_gather.c): the workers' input ends as soon as the
+ *	  leader starts reading its own, not before, since by then the leader
+ *	  has joined the build (a build that ended without it would lack its
+ *	  rows: a participant that comes late skips it).
  *
  *-------------------------------------------------------------------------
  */

@@ -203,10 +203,18 @@ serial(RxPlanContext *ctx, Plan *plan)
  * The RECEIVEs in partial, which a Gather's workers will run, shared by
  * them (receive_shared.c): parallel-aware, and the part their SHUFFLEs
  * send run by the Gather's leader alone, serially (no Gather may run
- * inside another's workers; the exchange's rows are the member's anyway)
+ * inside another's workers; the exchange's rows are the member's anyway).
+ *
+ * Below a Parallel Hash (build_side) the leader keeps every row: while
+ * the shared hash table is built, a participant that grows it waits for
+ * every other one still reading its input to join in, which a worker
+ * does only when it has a row to insert.  A worker waiting for the
+ * leader's rows would never come, and the leader would wait for it
+ * forever.  The workers' input ends once the leader reads its own
+ * (receive_shared.c); they still probe in parallel.
  */
 static void
-share_receives(RxPlanContext *ctx, Plan *plan)
+share_receives(RxPlanContext *ctx, Plan *plan, bool build_side)
 {
 	ListCell   *lc;
 
@@ -215,11 +223,15 @@ share_receives(RxPlanContext *ctx, Plan *plan)
 	if (list_member_ptr(ctx->share_candidates, plan))
 	{
 		plan->parallel_aware = true;
+		if (build_side)
+			rx_receive_set_leader_only((CustomScan *) plan);
 		plan->lefttree->lefttree = serial(ctx, plan->lefttree->lefttree);
 		return;
 	}
+	if (IsA(plan, Hash) && plan->parallel_aware)
+		build_side = true;
 	foreach(lc, rx_plan_children(plan))
-		share_receives(ctx, lfirst(lc));
+		share_receives(ctx, lfirst(lc), build_side);
 }
 
 /*
@@ -253,7 +265,7 @@ gather_over(RxPlanContext *ctx, Plan *partial)
 		!worker_may_run(ctx, partial) ||
 		(workers = member_workers(ctx, partial)) <= 0)
 		return partial;
-	share_receives(ctx, partial);
+	share_receives(ctx, partial, false);
 
 	g = makeNode(Gather);
 	g->plan.targetlist = rx_passthrough_tlist(partial);
