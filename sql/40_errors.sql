@@ -122,7 +122,7 @@ SELECT rdma_exchange.member_index_of('(1,2)'::point);
 
 -- ===== writing =====
 -- UPDATE and DELETE that a member could not run on its own part
-UPDATE t SET v = 'changed' WHERE k = (SELECT max(k) FROM t);
+UPDATE t SET v = 'changed' WHERE k = (SELECT max(k) FROM t t2 WHERE t2.v = t.v);
 DELETE FROM t WHERE v IN (SELECT code FROM u3);
 -- (one that joins a co-located table on the distribution columns runs)
 DELETE FROM t WHERE k IN (SELECT id FROM u3);

@@ -673,7 +673,7 @@ refuse(const char *what, Oid relid, const char *detail, const char *hint)
 
 #define LOCAL_PART_ONLY "Each member stores only its own rows of the table, and this statement would see or change this member's rows only."
 #define NOT_ROUTED "Such an INSERT runs each row as one statement on the member that owns it, which is done only for a table without user triggers or partitions, outside WITH, with an ON CONFLICT clause that reads reference tables only and calls only built-in functions."
-#define NOT_FORWARDED "Each member stores only its own rows of the table.  A statement is run on every member's part only when every other distributed table it reads is joined to the target on both distribution columns (t.d = o.d in WHERE, t.d IN (SELECT o.d ...), EXISTS (... WHERE o.d = t.d)) or is read by an uncorrelated subquery of WHERE that does not read the target (computed first), it reads no local table, has no WITH, calls only built-in functions, and the table has no row-level security or user triggers."
+#define NOT_FORWARDED "Each member stores only its own rows of the table.  A statement is run on every member's part only when every other distributed table it reads is joined to the target on both distribution columns (t.d = o.d in WHERE, t.d IN (SELECT o.d ...), EXISTS (... WHERE o.d = t.d)) or is read by an uncorrelated subquery of WHERE (computed first), it reads no local table, has no WITH, calls only built-in functions, and the table has no row-level security or user triggers."
 
 /* the n-th result relation is written through a view WITH CHECK OPTION */
 static bool
@@ -821,6 +821,12 @@ rx_dml_executor_start(QueryDesc *queryDesc, int eflags)
 		foreach(lc, ps->subplans)
 			check_modify_table((Plan *) lfirst(lc), ps);
 	}
+
+	/* an UPDATE or DELETE's subqueries computed first (dml_forward.c) */
+	if ((ps->commandType == CMD_UPDATE || ps->commandType == CMD_DELETE) &&
+		!rx_in_member_session() && rx_extension_loaded())
+		queryDesc->params = rx_dml_forward_params(ps, queryDesc->params,
+												  (eflags & EXEC_FLAG_EXPLAIN_ONLY) == 0);
 
 	if (prev_executor_start)
 		prev_executor_start(queryDesc, eflags);

@@ -63,6 +63,8 @@ typedef struct RxForward
  */
 typedef struct RxReturning RxReturning;
 
+extern ParamListInfo rx_dml_forward_params(PlannedStmt *stmt, ParamListInfo params,
+										   bool compute);
 extern RxForward *rx_dml_forward_begin(PlannedStmt *stmt, ParamListInfo params);
 extern Expr *rx_owner_key(Query *parse, Oid relid);
 extern uint64 rx_dml_forward_run(RxForward *forward, bool below_self,
@@ -76,12 +78,11 @@ extern uint64 rx_returning_after(DestReceiver *dest);
 
 /*
  * Shared with row_locks.c.  rx_forward_prepare: sql with the values of the
- * bound parameters it uses (used: their ids, ascending) and of the
- * subqueries computed first (shipped, see dml_forward.c);
+ * bound parameters it uses (used: their ids, ascending);
  * rx_deparse_query: a query as SQL with every name qualified;
  * rx_statement_shape: what a statement reads.
  */
-extern RxForward *rx_forward_prepare(const char *sql, List *used, List *shipped,
+extern RxForward *rx_forward_prepare(const char *sql, List *used,
 									 ParamListInfo params);
 extern char *rx_deparse_query(Query *query);
 

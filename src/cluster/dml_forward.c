@@ -191,7 +191,6 @@ typedef struct Colocation
 {
 	Query	   *top;
 	RxTableDist target;
-	Oid			target_relid;
 	Bitmapset  *joined;			/* co-located tables of the top query */
 	int			sublinks;		/* subqueries over one co-located table */
 } Colocation;
@@ -321,38 +320,24 @@ find_colocated(Colocation *c)
 
 /*
  * Subqueries computed first.  An uncorrelated subquery of the WHERE clause
- * over other distributed tables, not co-located with the target (DELETE
- * FROM t WHERE k IN (SELECT o.c FROM o ...), k = (SELECT max(..) ...),
- * EXISTS (SELECT ...)), has one result for the whole statement: the
- * members get that result as a parameter instead of the subquery, which
- * they could only run on their own part.  This member runs the statement
- * as planned (the subquery a distributed query of its own).  Not for
- * subqueries over the target itself (the members below this one have
- * already changed it when this member's part runs), nor with bound
- * parameters inside: those stay, and the statement is refused.
+ * over distributed tables, not co-located with the target (DELETE FROM t
+ * WHERE k IN (SELECT o.c FROM o ...), k = (SELECT max(..) ...), EXISTS
+ * (SELECT ...)), has one result for the whole statement: it runs once, as
+ * a query of its own, when the statement starts, and every member, this
+ * one included, gets its result as a parameter instead of the subquery
+ * (rx_dml_forward_params()).  That covers subqueries over the target too
+ * (the job queue's UPDATE t ... WHERE id = (SELECT id FROM t ... LIMIT 1
+ * FOR UPDATE SKIP LOCKED) RETURNING ...: its row lock is the subquery's,
+ * taken on the row's member in this transaction, row_locks.c), since no
+ * member has changed a row yet when it runs, and subqueries with bound
+ * parameters, which run with the statement's.
  */
 typedef struct ShipContext
 {
 	Colocation *colocation;
 	int			next_param;		/* id of the next parameter added */
-	List	   *subqueries;		/* (kind, SQL, type) per parameter added */
+	List	   *subqueries;		/* (kind, SQL, type, id) per parameter added */
 } ShipContext;
-
-static bool
-target_or_param_walker(Node *node, Oid *relid)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, RangeTblEntry))
-		return ((RangeTblEntry *) node)->rtekind == RTE_RELATION &&
-			((RangeTblEntry *) node)->relid == *relid;
-	if (IsA(node, Param))
-		return ((Param *) node)->paramkind == PARAM_EXTERN;
-	if (IsA(node, Query))
-		return query_tree_walker((Query *) node, target_or_param_walker, relid,
-								 QTW_EXAMINE_RTES_BEFORE);
-	return expression_tree_walker(node, target_or_param_walker, relid);
-}
 
 char *
 rx_deparse_query(Query *query)
@@ -387,8 +372,8 @@ shipped_param(ShipContext *sc, char kind, Query *sub, Oid type)
 	p->paramcollid = InvalidOid;
 	p->location = -1;
 	sc->subqueries = lappend(sc->subqueries,
-							 list_make3(makeInteger(kind), makeString(rx_deparse_query(sub)),
-										makeInteger(type)));
+							 list_make4(makeInteger(kind), makeString(rx_deparse_query(sub)),
+										makeInteger(type), makeInteger(p->paramid)));
 	return p;
 }
 
@@ -405,7 +390,6 @@ ship_subqueries_mutator(Node *node, ShipContext *sc)
 	sub = (Query *) sl->subselect;
 	if (count_hash_tables((Node *) sub) == 0 ||	/* every member can run it */
 		contain_vars_of_level((Node *) sub, 1) ||
-		target_or_param_walker((Node *) sub, &sc->colocation->target_relid) ||
 		colocated_sublink(sc->colocation, sl))
 		return node;
 	switch (sl->subLinkType)
@@ -413,8 +397,13 @@ ship_subqueries_mutator(Node *node, ShipContext *sc)
 		case EXISTS_SUBLINK:
 			return (Node *) shipped_param(sc, 'e', sub, BOOLOID);
 		case EXPR_SUBLINK:
-			return (Node *) shipped_param(sc, 'x', sub,
-										  exprType((Node *) linitial_node(TargetEntry, sub->targetList)->expr));
+			{
+				Oid			type = exprType((Node *) linitial_node(TargetEntry, sub->targetList)->expr);
+
+				if (type == UNKNOWNOID || type == RECORDOID)
+					return node;
+				return (Node *) shipped_param(sc, 'x', sub, type);
+			}
 		case ANY_SUBLINK:
 		case ALL_SUBLINK:
 			{
@@ -527,7 +516,7 @@ rx_dml_forward_sql(Query *parse, bool *colocated)
 	RangeTblEntry *target;
 	RxTableDist dist;
 	RxStatementShape fc;
-	Colocation c = {parse, {0}, InvalidOid, NULL, 0};
+	Colocation c = {parse, {0}, NULL, 0};
 	ShipContext sc = {&c, 0, NIL};
 	Query	   *members;
 	char	   *sql;
@@ -548,7 +537,6 @@ rx_dml_forward_sql(Query *parse, bool *colocated)
 	if (shape_refused(&fc) || has_local_rules(target->relid))
 		return NIL;
 	c.target = dist;
-	c.target_relid = target->relid;
 	sc.next_param = bms_is_empty(fc.params) ? 1 : bms_prev_member(fc.params, -1) + 1;
 	members = copyObject(parse);
 	members->jointree->quals = ship_subqueries_mutator(members->jointree->quals, &sc);
@@ -557,16 +545,16 @@ rx_dml_forward_sql(Query *parse, bool *colocated)
 	{
 		/*
 		 * the target, and every other one co-located with it; then this
-		 * member plans its part locally too, which it cannot do with a
-		 * subquery that reads other members
+		 * member plans its part locally too
 		 */
 		c.top = members;
 		find_colocated(&c);
-		if (fc.hash_tables != 1 + bms_num_members(c.joined) + c.sublinks ||
-			sc.subqueries != NIL)
+		if (fc.hash_tables != 1 + bms_num_members(c.joined) + c.sublinks)
 			return NIL;
 		*colocated = true;
 	}
+	/* this member runs it with the subqueries' results too */
+	parse->jointree->quals = copyObject(members->jointree->quals);
 
 	sql = rx_deparse_query(members);
 	while ((id = bms_next_member(fc.params, id)) >= 0)
@@ -612,43 +600,135 @@ static bool explained_ran = false;	/* some were forwarded */
 
 /*
  * The result of a subquery computed first (see ship_subqueries_mutator()),
- * in text form: an array of its rows for IN/NOT IN, ANY and ALL (empty for
+ * into *prm: an array of its rows for IN/NOT IN, ANY and ALL (empty for
  * no rows, which keeps NOT IN's answer), its one value, or whether it has
- * rows.  It runs here as a distributed query of its own.
+ * rows.  It runs here as a query of its own, with the statement's bound
+ * parameters, as written: a FOR UPDATE in it locks the rows it returns
+ * on their members (row_locks.c) as it would inside the statement.
  */
-static char *
-run_subquery(char kind, const char *sql)
+static void
+compute_subquery(List *sub, ParamListInfo params, ParamExternData *prm)
 {
-	char	   *query;
-	char	   *result = NULL;
+	char		kind = intVal(linitial(sub));
+	Oid			type = intVal(lthird(sub));
+	int			nargs = params != NULL ? params->numParams : 0;
+	Oid		   *types = palloc(sizeof(Oid) * (nargs + 1));
+	Datum	   *values = palloc(sizeof(Datum) * (nargs + 1));
+	char	   *nulls = palloc(sizeof(char) * (nargs + 1));
 	MemoryContext caller = CurrentMemoryContext;
+	SPIPlanPtr	plan;
+	int			ret;
 
-	switch (kind)
+	for (int i = 0; i < nargs; i++)
 	{
-		case 'a':
-		case 'l':
-			query = psprintf("SELECT coalesce(array_agg(v), '{}')::text FROM (%s) s(v)", sql);
-			break;
-		case 'e':
-			query = psprintf("SELECT EXISTS (%s)::text", sql);
-			break;
-		default:
-			query = psprintf("SELECT ((%s))::text", sql);
-			break;
+		ParamExternData workspace;
+		ParamExternData *p = rx_bound_param(params, i + 1, &workspace);
+
+		types[i] = OidIsValid(p->ptype) ? p->ptype : TEXTOID;
+		values[i] = p->value;
+		nulls[i] = (p->isnull || !OidIsValid(p->ptype)) ? 'n' : ' ';
 	}
+	prm->ptype = type;
+	prm->pflags = PARAM_FLAG_CONST;
+	prm->isnull = false;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute(query, true, 0) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "subquery of a forwarded statement gave no result");
+	plan = SPI_prepare(strVal(lsecond(sub)), nargs, types);
+	if (plan == NULL)
+		elog(ERROR, "could not prepare a subquery of a forwarded statement: %s",
+			 SPI_result_code_string(SPI_result));
+	/* as PostgreSQL evaluates them: EXISTS stops at a row, a value at two */
+	ret = SPI_execute_plan(plan, values, nulls, false,
+						   kind == 'e' ? 1 : kind == 'x' ? 2 : 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "subquery of a forwarded statement did not run: %s",
+			 SPI_result_code_string(ret));
+	switch (kind)
 	{
-		char	   *value = SPI_getvalue(SPI_tuptable->vals[0],
-										 SPI_tuptable->tupdesc, 1);
+		case 'e':
+			prm->value = BoolGetDatum(SPI_processed > 0);
+			break;
+		case 'x':
+			if (SPI_processed > 1)
+				ereport(ERROR,
+						(errcode(ERRCODE_CARDINALITY_VIOLATION),
+						 errmsg("more than one row returned by a subquery used as an expression")));
+			prm->isnull = true;
+			if (SPI_processed == 1)
+			{
+				int16		len;
+				bool		byval;
+				Datum		value = SPI_getbinval(SPI_tuptable->vals[0],
+												  SPI_tuptable->tupdesc, 1,
+												  &prm->isnull);
 
-		if (value != NULL)
-			result = MemoryContextStrdup(caller, value);
+				get_typlenbyval(type, &len, &byval);
+				if (!prm->isnull)
+					prm->value = SPI_datumTransfer(value, byval, len);
+			}
+			break;
+		default:
+			{
+				Oid			elem = get_element_type(type);
+				ArrayBuildState *astate = initArrayResult(elem, caller, false);
+
+				for (uint64 i = 0; i < SPI_processed; i++)
+				{
+					bool		isnull;
+					Datum		value = SPI_getbinval(SPI_tuptable->vals[i],
+													  SPI_tuptable->tupdesc, 1,
+													  &isnull);
+
+					accumArrayResult(astate, value, isnull, elem, caller);
+				}
+				prm->value = makeArrayResult(astate, caller);
+			}
+			break;
 	}
 	SPI_finish();
-	return result;
+}
+
+/*
+ * The bound parameters a forwarded UPDATE or DELETE runs with: params,
+ * and the results of its subqueries computed first (compute; otherwise,
+ * for EXPLAIN, NULLs) under the ids that replaced them, here and on every
+ * member.  params itself when there are none.
+ */
+ParamListInfo
+rx_dml_forward_params(PlannedStmt *stmt, ParamListInfo params, bool compute)
+{
+	List	   *forward = rx_dml_forward_of(stmt);
+	List	   *computed = forward != NIL ? (List *) lfourth(forward) : NIL;
+	int			n = params != NULL ? params->numParams : 0;
+	ParamListInfo out;
+	ListCell   *lc;
+
+	if (computed == NIL)
+		return params;
+	foreach(lc, computed)
+		n = Max(n, intVal(lfourth((List *) lfirst(lc))));
+	out = makeParamList(n);
+	for (int i = 0; i < n; i++)
+	{
+		ParamExternData workspace;
+
+		out->params[i].isnull = true;
+		out->params[i].ptype = InvalidOid;
+		if (params != NULL && i < params->numParams)
+			out->params[i] = *rx_bound_param(params, i + 1, &workspace);
+		out->params[i].pflags = PARAM_FLAG_CONST;
+	}
+	foreach(lc, computed)
+	{
+		List	   *sub = lfirst(lc);
+		ParamExternData *prm = &out->params[intVal(lfourth(sub)) - 1];
+
+		prm->ptype = intVal(lthird(sub));
+		prm->isnull = true;
+		if (compute)
+			compute_subquery(sub, params, prm);
+	}
+	return out;
 }
 
 RxForward *
@@ -661,7 +741,7 @@ rx_dml_forward_begin(PlannedStmt *stmt, ParamListInfo params)
 	if (forward == NIL)
 		return NULL;
 	fw = rx_forward_prepare(strVal(lsecond(forward)), (List *) lthird(forward),
-							(List *) lfourth(forward), params);
+							params);
 	key = (Expr *) list_nth(forward, 4);
 	if (key != NULL)
 	{
@@ -677,10 +757,8 @@ rx_dml_forward_begin(PlannedStmt *stmt, ParamListInfo params)
 }
 
 RxForward *
-rx_forward_prepare(const char *sql, List *used, List *shipped,
-				   ParamListInfo params)
+rx_forward_prepare(const char *sql, List *used, ParamListInfo params)
 {
-	int			first_shipped;
 	RxForward  *fw;
 	ListCell   *lc;
 
@@ -690,7 +768,6 @@ rx_forward_prepare(const char *sql, List *used, List *shipped,
 	fw->nparams = used != NIL ? llast_int(used) : 0;
 	fw->types = palloc0(sizeof(Oid) * (fw->nparams + 1));
 	fw->values = palloc0(sizeof(char *) * (fw->nparams + 1));
-	first_shipped = fw->nparams - list_length(shipped) + 1;
 
 	/*
 	 * The bound parameters the statement uses, as text, with their types
@@ -700,23 +777,12 @@ rx_forward_prepare(const char *sql, List *used, List *shipped,
 	 */
 	for (int i = 0; i < fw->nparams; i++)
 		fw->types[i] = TEXTOID;
-	foreach(lc, shipped)
-	{
-		int			id = first_shipped + foreach_current_index(lc);
-		List	   *sub = lfirst(lc);
-		Oid			type = intVal(lthird(sub));
-
-		fw->types[id - 1] = type < FirstNormalObjectId ? type : InvalidOid;
-		fw->values[id - 1] = run_subquery(intVal(linitial(sub)), strVal(lsecond(sub)));
-	}
 	foreach(lc, used)
 	{
 		int			id = lfirst_int(lc);
 		ParamExternData workspace;
 		ParamExternData *prm;
 
-		if (id >= first_shipped)
-			continue;
 		if (params == NULL || id > params->numParams)
 			elog(ERROR, "parameter $%d of a forwarded statement has no value", id);
 		prm = rx_bound_param(params, id, &workspace);

@@ -842,7 +842,7 @@ rx_insert_route_start(QueryDesc *queryDesc)
 
 	/* the statement's own parameters: fixed for the execution */
 	used = (List *) lthird(priv);
-	own = rx_forward_prepare("", used, NIL, queryDesc->params);
+	own = rx_forward_prepare("", used, queryDesc->params);
 	ncols = ri->enc->ncols;
 	ri->nparams = ncols + own->nparams;
 	ri->types = palloc0(sizeof(Oid) * Max(ri->nparams, 1));

@@ -4,8 +4,9 @@
  *	  The end of a transaction's remote transactions (remote_xact.c): at
  *	  commit, in one phase on the one member it changed or in two
  *	  (two_phase.c) with the read barriers of cluster_snapshot.c; at
- *	  abort, by closing the connections; at a subtransaction's end, by
- *	  releasing or rolling back the member's savepoint.
+ *	  abort, by rolling them back and closing the connections; at a
+ *	  subtransaction's end, by releasing or rolling back the member's
+ *	  savepoint.
  *
  *-------------------------------------------------------------------------
  */
@@ -237,10 +238,21 @@ remote_xact_callback(XactEvent event, void *arg)
 			{
 				XactConn   *xc = &rx_xconns[i];
 
-				if (xc->in_use &&
-					(xc->xact_depth > 0 || OidIsValid(xc->copy_relid) ||
-					 PQtransactionStatus(xc->conn) != PQTRANS_IDLE))
-					rx_xconn_forget(xc);
+				if (!xc->in_use ||
+					(xc->xact_depth == 0 && !OidIsValid(xc->copy_relid) &&
+					 PQtransactionStatus(xc->conn) == PQTRANS_IDLE))
+					continue;
+
+				/*
+				 * Rolled back there before ROLLBACK returns here, as on one
+				 * server: its row locks go now (a SKIP LOCKED worker or a
+				 * NOWAIT right after must find the rows free), not when
+				 * the member notices the closed connection
+				 */
+				if (xc->xact_depth > 0 && PQstatus(xc->conn) == CONNECTION_OK &&
+					rx_xconn_quiesce(xc))
+					(void) rx_xconn_cleanup_exec(xc->conn, "ROLLBACK");
+				rx_xconn_forget(xc);
 			}
 			rx_doomed_member[0] = '\0';
 			rx_xact_changed = false;

@@ -683,7 +683,7 @@ run(RxLockRowsState *st)
 	savepoints = take >= 0 && ntargets > 1;
 
 	st->out = tuplestore_begin_heap(true, false, work_mem);
-	fw = rx_forward_prepare(st->sql, st->params, NIL,
+	fw = rx_forward_prepare(st->sql, st->params,
 							st->css.ss.ps.state->es_param_list_info);
 	/* the connections first: in this transaction's level, not the part's */
 	for (int m = 0; m < st->nmembers; m++)
