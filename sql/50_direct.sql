@@ -205,6 +205,52 @@ SET rdma_exchange.direct_dispatch = off;
 SELECT rx_direct_explain('EXPLAIN (COSTS OFF) SELECT v FROM t_int WHERE k = 7') LIMIT 1;
 RESET rdma_exchange.direct_dispatch;
 
+-- ===== a lookup of another member's key goes there as SQL =====
+-- Not planned here: its owner plans it (EXPLAIN plans it here, as above;
+-- EXPLAIN EXECUTE of a custom plan shows what is sent)
+SELECT min(g) AS other_key FROM generate_series(1, 40) g WHERE rdma_exchange.member_index_of(g) <> 0 \gset
+PREPARE sq(int) AS SELECT v, s FROM t_int WHERE k = $1 AND v > 0 ORDER BY v DESC LIMIT 2;
+SELECT rx_direct_explain(format('EXPLAIN (COSTS OFF) EXECUTE sq(%s)', :other_key));
+EXECUTE sq(:other_key);
+SET rdma_exchange.direct_sql = off;
+SELECT rx_direct_explain(format('EXPLAIN (COSTS OFF) EXECUTE sq(%s)', :other_key)) LIMIT 3;
+EXECUTE sq(:other_key);
+RESET rdma_exchange.direct_sql;
+DEALLOCATE sq;
+-- the statement's settings, timestamps and session values are the owner's too
+SET datestyle = 'SQL, DMY';
+SET extra_float_digits = 0;
+SET app.tag = 'tag-1';
+SELECT rx_direct_keys('SELECT k, k::text AS kt, v / 3.0::float8 AS third, now()::text AS ts, statement_timestamp() = now() AS same_ts, current_setting(''app.tag'') AS tag FROM t_date WHERE k = $key', array(SELECT quote_literal(date '2020-01-01' + g) FROM generate_series(0, 29) g));
+SELECT rx_direct_keys('SELECT count(*), sum(v), max(s), string_agg(s, '','' ORDER BY v) FROM t_text WHERE k = $key AND v > 100 GROUP BY k HAVING count(*) > 0', array(SELECT quote_literal('key' || g) FROM generate_series(0, 29) g));
+RESET datestyle;
+RESET extra_float_digits;
+RESET app.tag;
+-- privileges are checked here, row-level security applied by the owner,
+-- for the same role
+SET client_min_messages = warning;
+CREATE ROLE regress_rx_sq LOGIN;
+GRANT USAGE ON SCHEMA dd TO regress_rx_sq;
+GRANT SELECT (k, v) ON dd.t_int TO regress_rx_sq;
+CREATE TABLE dd.t_pol (k int, v int);
+INSERT INTO dd.t_pol SELECT i % 40, i FROM generate_series(1, 400) i;
+SELECT rdma_exchange.create_distributed_table('dd.t_pol', 'k');
+ALTER TABLE dd.t_pol ENABLE ROW LEVEL SECURITY;
+CREATE POLICY low ON dd.t_pol USING (v < 200);
+GRANT SELECT ON dd.t_pol TO regress_rx_sq;
+RESET client_min_messages;
+SET ROLE regress_rx_sq;
+SELECT v FROM dd.t_int WHERE k = :other_key ORDER BY v;
+SELECT s FROM dd.t_int WHERE k = :other_key;
+SELECT k, v FROM dd.t_pol WHERE k = 20 ORDER BY v;
+SELECT k, v FROM dd.t_pol WHERE k = :other_key ORDER BY v;
+RESET ROLE;
+SELECT count(*) FROM dd.t_pol WHERE k = :other_key;
+DROP TABLE dd.t_pol;
+REVOKE ALL ON dd.t_int FROM regress_rx_sq;
+REVOKE ALL ON SCHEMA dd FROM regress_rx_sq;
+DROP ROLE regress_rx_sq;
+
 -- ===== min/max and top-N over an index: each member reads its index =====
 SET client_min_messages = warning;
 CREATE TABLE dd.big (id int PRIMARY KEY, v int);

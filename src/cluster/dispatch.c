@@ -345,17 +345,12 @@ random_ids(uint64 *query_id, uint64 *token)
 
 /*
  * What every fragment message says: who and where the members are, the
- * fragment with the range table entries, indexes and bound parameters it
- * uses, the settings and timestamps of this statement.
+ * statement's bound parameters, settings and timestamps; ...
  */
 static void
-message_body(RxFragmentMsg *msg, Plan *fragment, EState *estate,
-			 RxMember *members, int nmembers, int self, FragmentScan *fs)
+message_statement(RxFragmentMsg *msg, EState *estate, RxMember *members,
+				  int nmembers, int self)
 {
-	PlannedStmt *top = estate->es_plannedstmt;
-	PlannedStmt *stmt = makeNode(PlannedStmt);
-	ListCell   *lc;
-
 	msg->coordinator = self;
 	msg->nmembers = nmembers;
 	for (int m = 0; m < nmembers; m++)
@@ -364,6 +359,23 @@ message_body(RxFragmentMsg *msg, Plan *fragment, EState *estate,
 		strlcpy(msg->member_names[m], members[m].name, NAMEDATALEN);
 	}
 	msg->instrument_options = estate->es_instrument;
+	msg->query_text = statement_text(estate, estate->es_plannedstmt);
+	extern_params(estate, msg);
+	rx_ship_settings(msg);
+	msg->xact_start = GetCurrentTransactionStartTimestamp();
+	msg->stmt_start = GetCurrentStatementStartTimestamp();
+}
+
+/* ... and the fragment, with the range table entries and indexes it uses */
+static void
+message_body(RxFragmentMsg *msg, Plan *fragment, EState *estate,
+			 RxMember *members, int nmembers, int self, FragmentScan *fs)
+{
+	PlannedStmt *top = estate->es_plannedstmt;
+	PlannedStmt *stmt = makeNode(PlannedStmt);
+	ListCell   *lc;
+
+	message_statement(msg, estate, members, nmembers, self);
 
 	scan_fragment(fragment, fs);
 	msg->designs = fs->designs;
@@ -378,7 +390,6 @@ message_body(RxFragmentMsg *msg, Plan *fragment, EState *estate,
 	stmt->stmt_location = -1;
 	stmt->queryId = top->queryId;
 	msg->stmt = stmt;
-	msg->query_text = statement_text(estate, top);
 
 	foreach(lc, fs->index_oids)
 	{
@@ -387,10 +398,6 @@ message_body(RxFragmentMsg *msg, Plan *fragment, EState *estate,
 		msg->index_names = lappend(msg->index_names,
 								   makeString(rx_qualified_relname(lfirst_oid(lc))));
 	}
-	extern_params(estate, msg);
-	rx_ship_settings(msg);
-	msg->xact_start = GetCurrentTransactionStartTimestamp();
-	msg->stmt_start = GetCurrentStatementStartTimestamp();
 }
 
 /*
@@ -482,6 +489,29 @@ rx_direct_message(Plan *plan, EState *estate, List *snapshots,
 	if (econtext != NULL)
 		fragment_params(econtext, plan, estate, &msg);
 	msg.param_sets = param_sets;
+	msg.snapshots = snapshots;
+	rx_fragment_bind(&msg);
+	return rx_fragment_encode(&msg);
+}
+
+/*
+ * A directly dispatched query that goes as SQL (planner/direct_sql.c): the
+ * member plans it.  The statement's bound values go with it, and after
+ * them key when the planner made a constant key a parameter of its own.
+ */
+char *
+rx_direct_sql_message(char *sql, EState *estate, List *snapshots, Const *key)
+{
+	RxMember   *members;
+	int			nmembers = rx_get_members(&members);
+	RxFragmentMsg msg;
+
+	memset(&msg, 0, sizeof(msg));
+	random_ids(&msg.query_id, &msg.token);
+	message_statement(&msg, estate, members, nmembers, rx_self_member_index());
+	msg.sql = sql;
+	if (key != NULL)
+		msg.extern_values = lappend(msg.extern_values, key);
 	msg.snapshots = snapshots;
 	rx_fragment_bind(&msg);
 	return rx_fragment_encode(&msg);

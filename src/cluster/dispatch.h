@@ -53,6 +53,9 @@ extern char *rx_self_fragment_finish(RxSelfFragment *sf);
  */
 extern char *rx_direct_message(Plan *plan, EState *estate, List *snapshots,
 							   ExprContext *econtext, List *param_sets);
+/* ... or its text, for the member to plan (planner/direct_sql.c) */
+extern char *rx_direct_sql_message(char *sql, EState *estate, List *snapshots,
+								   Const *key);
 extern List *rx_exec_param_values(ExprContext *econtext, Plan *plan,
 								  EState *estate);
 extern void rx_merge_direct_report(PlanState *root, int member,

@@ -86,6 +86,9 @@ extern RxForward *rx_forward_prepare(const char *sql, List *used,
 									 ParamListInfo params);
 extern char *rx_deparse_query(Query *query);
 
+/* an EXPLAIN is planning its query (dml_forward.c's hook) */
+extern bool rx_explaining(void);
+
 typedef struct RxStatementShape
 {
 	int			hash_tables;	/* hash-distributed range table entries */

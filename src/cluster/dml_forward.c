@@ -865,6 +865,19 @@ rx_dml_forward_run(RxForward *fw, bool below_self, RxReturning *returning)
  */
 static ExplainOneQuery_hook_type prev_explain_one_query = NULL;
 
+/*
+ * EXPLAINs being planned: a lookup that would go to its owner as SQL is
+ * planned here instead (planner/direct_sql.c), so that EXPLAIN shows the
+ * plan the owner runs, and EXPLAIN ANALYZE what it did
+ */
+static int	explaining = 0;
+
+bool
+rx_explaining(void)
+{
+	return explaining > 0;
+}
+
 /* ExplainOneQuery() for a query, as PostgreSQL's explain.c does it */
 static void
 explain_planned(Query *query, int cursorOptions, IntoClause *into,
@@ -916,6 +929,7 @@ rx_explain_one_query(Query *query, int cursorOptions, IntoClause *into,
 		explained = counts;
 		explained_ran = false;
 	}
+	explaining++;
 	PG_TRY();
 	{
 		if (prev_explain_one_query)
@@ -927,6 +941,7 @@ rx_explain_one_query(Query *query, int cursorOptions, IntoClause *into,
 	}
 	PG_FINALLY();
 	{
+		explaining--;
 		ran = explained_ran;
 		explained = saved;
 		explained_ran = saved_ran;

@@ -50,6 +50,7 @@
 #include "cluster/dispatch.h"
 #include "cluster/fragment_guard.h"
 #include "cluster/fragment_msg.h"
+#include "cluster/sql_plans.h"
 #include "cluster/metadata.h"
 #include "cluster/settings.h"
 #include "exec/exchange.h"
@@ -587,12 +588,13 @@ fragment_open(const char *message, FragmentWalk *w, int *nest)
 
 	/* for this role, in time, once: before any port or buffer is taken */
 	rx_fragment_check_binding(msg, members[self].name);
-	report_statement(msg, stmt);
+	if (stmt != NULL)
+		report_statement(msg, stmt);
 
 	*nest = NewGUCNestLevel();
 	rx_take_settings(msg->guc_names, msg->guc_values, GUC_ACTION_SAVE);
 	/* a RECEIVE shared by a Gather's workers moves with its leader only */
-	if (rx_stmt_shares_receive(stmt))
+	if (stmt != NULL && rx_stmt_shares_receive(stmt))
 		(void) set_config_option("parallel_leader_participation", "on",
 								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
 								 true, 0, false);
@@ -623,6 +625,8 @@ fragment_open(const char *message, FragmentWalk *w, int *nest)
 	}
 	w->msg = msg;
 	w->member = members[self].name;
+	if (stmt == NULL)
+		return msg;				/* a query's text, planned here later */
 	walk_fragment(stmt->planTree, w);
 
 	/*
@@ -878,11 +882,19 @@ rx_execute_direct(PG_FUNCTION_ARGS)
 	FragmentWalk w = {0};
 	TextDest	dest;
 	QueryDesc  *qd;
+	CachedPlan *cplan = NULL;
 	int			nest;
 	ListCell   *lc;
 
 	InitMaterializedSRF(fcinfo, 0);
 	msg = fragment_open(message, &w, &nest);
+	/* a query's text: planned with the coordinator's settings (sql_plans.c) */
+	if (msg->sql != NULL)
+	{
+		cplan = rx_sql_plan(msg->sql, msg->extern_values,
+							bound_params(msg->extern_values));
+		msg->stmt = linitial_node(PlannedStmt, cplan->stmt_list);
+	}
 	if (w.recv_ids != NIL || w.send_ids != NIL)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROTOCOL_VIOLATION),
@@ -917,10 +929,12 @@ rx_execute_direct(PG_FUNCTION_ARGS)
 	/*
 	 * Every column of the plan comes back, resjunk ones too (a sort key not
 	 * in the select list): the caller's rows have them all, and its own
-	 * plan drops them.
+	 * plan drops them.  Not for a query's text (the plan is the cache's):
+	 * the caller expects its columns only.
 	 */
-	foreach(lc, msg->stmt->planTree->targetlist)
-		lfirst_node(TargetEntry, lc)->resjunk = false;
+	if (cplan == NULL)
+		foreach(lc, msg->stmt->planTree->targetlist)
+			lfirst_node(TargetEntry, lc)->resjunk = false;
 	qd = CreateQueryDesc(msg->stmt, "rdma_exchange direct query",
 						 GetActiveSnapshot(), InvalidSnapshot,
 						 (DestReceiver *) &dest, bound_params(msg->extern_values),
@@ -972,6 +986,8 @@ rx_execute_direct(PG_FUNCTION_ARGS)
 	}
 	ExecutorEnd(qd);
 	FreeQueryDesc(qd);
+	if (cplan != NULL)
+		ReleaseCachedPlan(cplan, CurrentResourceOwner);
 	PopActiveSnapshot();
 	AtEOXact_GUC(true, nest);
 	return (Datum) 0;

@@ -168,7 +168,9 @@ rx_fragment_encode(RxFragmentMsg *msg)
 					  makeInteger(msg->instrument_options));
 	body = lappend(body, string_list(msg->fabric_addrs[0], RX_FABRIC_ADDR_LEN, msg->nmembers));
 	body = lappend(body, string_list(msg->member_names[0], NAMEDATALEN, msg->nmembers));
-	body = lappend(body, msg->stmt);
+	/* a plan, or the text of a query that the member plans itself */
+	body = lappend(body, msg->sql != NULL ? (void *) makeString(msg->sql)
+				   : (void *) msg->stmt);
 	body = lappend(body, msg->relnames);
 	body = lappend(body, msg->rolenames);
 	body = lappend(body, msg->index_oids);
@@ -287,7 +289,10 @@ rx_fragment_decode(const char *text)
 	i = 0;
 	foreach(lc, names)
 		strlcpy(msg->member_names[i++], strVal(lfirst(lc)), NAMEDATALEN);
-	msg->stmt = castNode(PlannedStmt, list_nth(body, 7));
+	if (IsA(list_nth(body, 7), String))
+		msg->sql = strVal(list_nth(body, 7));
+	else
+		msg->stmt = castNode(PlannedStmt, list_nth(body, 7));
 	msg->relnames = (List *) list_nth(body, 8);
 	msg->rolenames = (List *) list_nth(body, 9);
 	msg->index_oids = (List *) list_nth(body, 10);

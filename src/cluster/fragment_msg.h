@@ -31,6 +31,9 @@ typedef struct RxFragmentMsg
 	char		pool_regs[RX_MAX_MEMBERS][RX_POOL_REG_LEN];
 	int			instrument_options;
 	PlannedStmt *stmt;			/* planTree: the SHUFFLE to the coordinator */
+	char	   *sql;			/* or, instead of stmt, a directly dispatched
+								 * query's text, planned by the member
+								 * (planner/direct_sql.c, sql_plans.c) */
 	List	   *relnames;		/* per range table entry: qualified name or NULL */
 	List	   *rolenames;		/* per range table entry: checkAsUser name or NULL */
 	List	   *colnames;		/* per range table entry: List of column names

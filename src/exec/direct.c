@@ -40,6 +40,7 @@
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -60,6 +61,7 @@
 #define DIRECT_NAME "DIRECT"
 
 bool		rx_direct_dispatch = true;
+bool		rx_direct_sql = true;
 
 typedef struct DirectState
 {
@@ -89,6 +91,11 @@ typedef struct DirectState
 static CustomScanMethods direct_plan_methods;
 static CustomExecMethods direct_exec_methods;
 
+/* custom_private: the keys' tables; for a query that goes as SQL, ... */
+#define DIRECT_KEY_RELIDS 0
+#define DIRECT_SQL 1			/* its text */
+#define DIRECT_SQL_KEY 2		/* 1: the constant key is its last parameter */
+
 Plan *
 rx_direct_node(Plan *local, List *keys, List *key_relids, int node_id)
 {
@@ -114,6 +121,35 @@ rx_direct_node(Plan *local, List *keys, List *key_relids, int node_id)
 	return plan;
 }
 
+/*
+ * A directly dispatched query that goes to the owner of key as SQL
+ * (planner/direct_sql.c): no local plan below; tlist, the query's
+ * columns.  key_param: the constant key is the query's last parameter.
+ */
+Plan *
+rx_direct_sql_node(List *tlist, Expr *key, Oid key_relid, char *sql,
+				   bool key_param)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	Plan	   *plan = &cscan->scan.plan;
+
+	/* what a lookup by an index costs, less than any local plan for it */
+	plan->startup_cost = 0;
+	plan->total_cost = cpu_tuple_cost;
+	plan->plan_rows = 1;
+	plan->parallel_safe = false;
+	plan->plan_node_id = 0;
+	cscan->custom_scan_tlist = rx_column_tlist(tlist, OUTER_VAR);
+	plan->targetlist = rx_column_tlist(tlist, INDEX_VAR);
+	cscan->scan.scanrelid = 0;
+	cscan->custom_exprs = list_make1(key);
+	cscan->custom_private = list_make3(list_make1_oid(key_relid),
+									   makeString(sql),
+									   makeInteger(key_param ? 1 : 0));
+	cscan->methods = &direct_plan_methods;
+	return plan;
+}
+
 static Node *
 direct_create_state(CustomScan *cscan)
 {
@@ -121,7 +157,7 @@ direct_create_state(CustomScan *cscan)
 
 	NodeSetTag(st, T_CustomScanState);
 	st->css.methods = &direct_exec_methods;
-	st->key_relids = linitial(cscan->custom_private);
+	st->key_relids = list_nth(cscan->custom_private, DIRECT_KEY_RELIDS);
 	return (Node *) st;
 }
 
@@ -172,7 +208,14 @@ direct_begin(CustomScanState *node, EState *estate, int eflags)
 	/* EXPLAIN of a generic plan without values: the owner is not known */
 	st->owner = explain_only && estate->es_param_list_info == NULL &&
 		!IsA(linitial(cscan->custom_exprs), Const) ? -1 : key_owner(st);
-	st->here = (st->owner == rx_self_member_index());
+	/*
+	 * A query that goes as SQL has no local plan: it was planned for
+	 * another member, and goes there even if that is now this one (the
+	 * members changed since, and this server answers over a connection to
+	 * itself).
+	 */
+	st->here = (st->owner == rx_self_member_index() &&
+				cscan->custom_plans != NIL);
 
 	if (st->here && !explain_only && rx_consistent_reads)
 	{
@@ -190,7 +233,8 @@ direct_begin(CustomScanState *node, EState *estate, int eflags)
 	}
 
 	/* elsewhere, the plan is set up only to be shown */
-	if (st->here || explain_only || estate->es_instrument)
+	if (cscan->custom_plans != NIL &&
+		(st->here || explain_only || estate->es_instrument))
 	{
 		st->child = ExecInitNode(linitial(cscan->custom_plans), estate, eflags);
 		node->custom_ps = list_make1(st->child);
@@ -361,12 +405,20 @@ send_plan(DirectState *st)
 	EState	   *estate = st->css.ss.ps.state;
 	CustomScan *cscan = (CustomScan *) st->css.ss.ps.plan;
 	RxMember   *member = &st->members[st->owner];
+	List	   *snapshots = IsolationUsesXactSnapshot() && rx_consistent_reads
+		? rx_cluster_snapshot(estate) : NIL;
+	char	   *message;
 
+	if (cscan->custom_plans == NIL)
+		message = rx_direct_sql_message(strVal(list_nth(cscan->custom_private, DIRECT_SQL)),
+										estate, snapshots,
+										intVal(list_nth(cscan->custom_private, DIRECT_SQL_KEY))
+										? linitial(cscan->custom_exprs) : NULL);
+	else
+		message = rx_direct_message(linitial(cscan->custom_plans), estate,
+									snapshots, NULL, NIL);
 	st->conn = rx_direct_conn(member, estate, &st->conn_in_xact);
-	rx_direct_send(st->conn, member->name, !st->conn_in_xact,
-				   rx_direct_message(linitial(cscan->custom_plans), estate,
-									 IsolationUsesXactSnapshot() && rx_consistent_reads
-									 ? rx_cluster_snapshot(estate) : NIL, NULL, NIL),
+	rx_direct_send(st->conn, member->name, !st->conn_in_xact, message,
 				   st->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor->natts);
 	st->finished = false;
 }
@@ -516,6 +568,9 @@ direct_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 							psprintf("member %d (%s)%s, %s", st->owner,
 									 st->members[st->owner].name,
 									 st->here ? ", this one" : "", why), es);
+	if (list_length(cscan->custom_private) > DIRECT_SQL)
+		ExplainPropertyText("Query Sent",
+							strVal(list_nth(cscan->custom_private, DIRECT_SQL)), es);
 	if (es->analyze && !st->here)
 		ExplainPropertyUInteger("Rows Received", NULL, st->rows, es);
 }
@@ -542,5 +597,10 @@ rx_direct_init(void)
 							 "Runs a query that only one member's rows can answer on that member alone.",
 							 "When off, such queries run as distributed plans on every member.",
 							 &rx_direct_dispatch, true, PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+	DefineCustomBoolVariable("rdma_exchange.direct_sql",
+							 "Sends a lookup by key of one distributed table to its owner as SQL, unplanned here.",
+							 "When off, it is planned here and the plan is sent.",
+							 &rx_direct_sql, true, PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 }

@@ -15,6 +15,7 @@
 #include "nodes/plannodes.h"
 
 extern bool rx_direct_dispatch;	/* rdma_exchange.direct_dispatch */
+extern bool rx_direct_sql;		/* rdma_exchange.direct_sql */
 
 /* planner/direct.c */
 extern bool rx_direct_candidate(Query *parse);
@@ -27,7 +28,13 @@ extern bool rx_direct_plan(PlannedStmt *stmt, int nmembers);
  */
 extern Plan *rx_direct_node(Plan *local, List *keys, List *key_relids,
 							int node_id);
+extern Plan *rx_direct_sql_node(List *tlist, Expr *key, Oid key_relid,
+								char *sql, bool key_param);
 extern void rx_direct_init(void);
+
+/* planner/direct_sql.c */
+extern PlannedStmt *rx_direct_sql_plan(Query *parse, int cursorOptions,
+									   ParamListInfo boundParams, int nmembers);
 
 /*
  * exec/direct.c: a direct message (dispatch.c) sent to a member over conn,

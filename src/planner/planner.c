@@ -62,6 +62,7 @@
 #include "cluster/dml.h"
 #include "cluster/row_locks.h"
 #include "cluster/metadata.h"
+#include "cluster/sql_plans.h"
 #include "exec/exchange.h"
 #include "exec/direct.h"
 #include "planner/planner.h"
@@ -786,7 +787,8 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 	struct RxRowLocks *locks;
 	bool		colocated = false;
 
-	if (!rx_enable || rx_in_fragment() || !IsTransactionState() ||
+	if (!rx_enable || rx_in_fragment() || rx_planning_sql() ||
+		!IsTransactionState() ||
 		!rx_extension_loaded())
 		return plan_locally(parse, query_string, cursorOptions, boundParams);
 
@@ -839,6 +841,10 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 	 */
 	if (rx_direct_candidate(parse))
 	{
+		/* a lookup another member answers: sent there as SQL */
+		stmt = rx_direct_sql_plan(parse, cursorOptions, boundParams, nmembers);
+		if (stmt != NULL)
+			return stmt;
 		stmt = plan_locally(copyObject(parse), query_string, cursorOptions,
 							boundParams);
 		if (rx_direct_plan(stmt, nmembers))
