@@ -50,9 +50,9 @@
 #include "cluster/dispatch.h"
 #include "cluster/fragment_guard.h"
 #include "cluster/fragment_msg.h"
-#include "cluster/sql_plans.h"
 #include "cluster/metadata.h"
 #include "cluster/settings.h"
+#include "cluster/sql_plans.h"
 #include "exec/exchange.h"
 #include "exec/exchange_state.h"
 #include "transport/transport.h"
@@ -883,16 +883,17 @@ rx_execute_direct(PG_FUNCTION_ARGS)
 	TextDest	dest;
 	QueryDesc  *qd;
 	CachedPlan *cplan = NULL;
+	ParamListInfo params;
 	int			nest;
 	ListCell   *lc;
 
 	InitMaterializedSRF(fcinfo, 0);
 	msg = fragment_open(message, &w, &nest);
+	params = bound_params(msg->extern_values);
 	/* a query's text: planned with the coordinator's settings (sql_plans.c) */
 	if (msg->sql != NULL)
 	{
-		cplan = rx_sql_plan(msg->sql, msg->extern_values,
-							bound_params(msg->extern_values));
+		cplan = rx_sql_plan(msg->sql, msg->extern_values, params);
 		msg->stmt = linitial_node(PlannedStmt, cplan->stmt_list);
 	}
 	if (w.recv_ids != NIL || w.send_ids != NIL)
@@ -937,7 +938,7 @@ rx_execute_direct(PG_FUNCTION_ARGS)
 			lfirst_node(TargetEntry, lc)->resjunk = false;
 	qd = CreateQueryDesc(msg->stmt, "rdma_exchange direct query",
 						 GetActiveSnapshot(), InvalidSnapshot,
-						 (DestReceiver *) &dest, bound_params(msg->extern_values),
+						 (DestReceiver *) &dest, params,
 						 NULL, msg->instrument_options);
 	ExecutorStart(qd, 0);
 	if (msg->param_sets == NIL)
