@@ -63,6 +63,13 @@ typedef struct RxForward
  */
 typedef struct RxReturning RxReturning;
 
+/*
+ * dml_subqueries.c: the WITH form of a job queue's take as a subquery
+ * (rx_with_as_subquery, in the planner hook); the values of a forwarded
+ * statement's subqueries computed first, added to its bound parameters
+ * (rx_dml_forward_params, at executor start; NULLs without compute)
+ */
+extern Query *rx_with_as_subquery(Query *parse);
 extern ParamListInfo rx_dml_forward_params(PlannedStmt *stmt, ParamListInfo params,
 										   bool compute);
 extern RxForward *rx_dml_forward_begin(PlannedStmt *stmt, ParamListInfo params);

@@ -49,7 +49,6 @@
 #include "catalog/pg_trigger.h"
 #include "commands/explain.h"
 #include "commands/trigger.h"
-#include "executor/spi.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
@@ -325,11 +324,11 @@ find_colocated(Colocation *c)
  * (SELECT ...)), has one result for the whole statement: it runs once, as
  * a query of its own, when the statement starts, and every member, this
  * one included, gets its result as a parameter instead of the subquery
- * (rx_dml_forward_params()).  That covers subqueries over the target too
- * (the job queue's UPDATE t ... WHERE id = (SELECT id FROM t ... LIMIT 1
- * FOR UPDATE SKIP LOCKED) RETURNING ...: its row lock is the subquery's,
- * taken on the row's member in this transaction, row_locks.c), since no
- * member has changed a row yet when it runs, and subqueries with bound
+ * (dml_subqueries.c).  That covers subqueries over the target too (the
+ * job queue's UPDATE t ... WHERE id = (SELECT id FROM t ... LIMIT 1 FOR
+ * UPDATE SKIP LOCKED) RETURNING ...: its row lock is the subquery's, taken
+ * on the row's member in this transaction, row_locks.c), since no member
+ * has changed a row yet when it runs, and subqueries with bound
  * parameters, which run with the statement's.
  */
 typedef struct ShipContext
@@ -533,12 +532,13 @@ rx_dml_forward_sql(Query *parse, bool *colocated)
 		return NIL;
 
 	/* what the members run: subqueries computed here first */
-	rx_statement_shape((Node *) parse, &fc);
+	members = rx_with_as_subquery(parse);
+	rx_statement_shape((Node *) members, &fc);
 	if (shape_refused(&fc) || has_local_rules(target->relid))
 		return NIL;
 	c.target = dist;
 	sc.next_param = bms_is_empty(fc.params) ? 1 : bms_prev_member(fc.params, -1) + 1;
-	members = copyObject(parse);
+	members = copyObject(members);
 	members->jointree->quals = ship_subqueries_mutator(members->jointree->quals, &sc);
 	rx_statement_shape((Node *) members, &fc);
 	if (fc.hash_tables > 1)
@@ -553,8 +553,8 @@ rx_dml_forward_sql(Query *parse, bool *colocated)
 			return NIL;
 		*colocated = true;
 	}
-	/* this member runs it with the subqueries' results too */
-	parse->jointree->quals = copyObject(members->jointree->quals);
+	/* this member runs what the members run, with the same results */
+	*parse = *(Query *) copyObject(members);
 
 	sql = rx_deparse_query(members);
 	while ((id = bms_next_member(fc.params, id)) >= 0)
@@ -597,139 +597,6 @@ rx_dml_forward_of(PlannedStmt *stmt)
 /* while EXPLAIN ANALYZE runs an UPDATE or DELETE: rows per member */
 static int64 *explained = NULL;	/* -1: the member got no statement */
 static bool explained_ran = false;	/* some were forwarded */
-
-/*
- * The result of a subquery computed first (see ship_subqueries_mutator()),
- * into *prm: an array of its rows for IN/NOT IN, ANY and ALL (empty for
- * no rows, which keeps NOT IN's answer), its one value, or whether it has
- * rows.  It runs here as a query of its own, with the statement's bound
- * parameters, as written: a FOR UPDATE in it locks the rows it returns
- * on their members (row_locks.c) as it would inside the statement.
- */
-static void
-compute_subquery(List *sub, ParamListInfo params, ParamExternData *prm)
-{
-	char		kind = intVal(linitial(sub));
-	Oid			type = intVal(lthird(sub));
-	int			nargs = params != NULL ? params->numParams : 0;
-	Oid		   *types = palloc(sizeof(Oid) * (nargs + 1));
-	Datum	   *values = palloc(sizeof(Datum) * (nargs + 1));
-	char	   *nulls = palloc(sizeof(char) * (nargs + 1));
-	MemoryContext caller = CurrentMemoryContext;
-	SPIPlanPtr	plan;
-	int			ret;
-
-	for (int i = 0; i < nargs; i++)
-	{
-		ParamExternData workspace;
-		ParamExternData *p = rx_bound_param(params, i + 1, &workspace);
-
-		types[i] = OidIsValid(p->ptype) ? p->ptype : TEXTOID;
-		values[i] = p->value;
-		nulls[i] = (p->isnull || !OidIsValid(p->ptype)) ? 'n' : ' ';
-	}
-	prm->ptype = type;
-	prm->pflags = PARAM_FLAG_CONST;
-	prm->isnull = false;
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	plan = SPI_prepare(strVal(lsecond(sub)), nargs, types);
-	if (plan == NULL)
-		elog(ERROR, "could not prepare a subquery of a forwarded statement: %s",
-			 SPI_result_code_string(SPI_result));
-	/* as PostgreSQL evaluates them: EXISTS stops at a row, a value at two */
-	ret = SPI_execute_plan(plan, values, nulls, false,
-						   kind == 'e' ? 1 : kind == 'x' ? 2 : 0);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "subquery of a forwarded statement did not run: %s",
-			 SPI_result_code_string(ret));
-	switch (kind)
-	{
-		case 'e':
-			prm->value = BoolGetDatum(SPI_processed > 0);
-			break;
-		case 'x':
-			if (SPI_processed > 1)
-				ereport(ERROR,
-						(errcode(ERRCODE_CARDINALITY_VIOLATION),
-						 errmsg("more than one row returned by a subquery used as an expression")));
-			prm->isnull = true;
-			if (SPI_processed == 1)
-			{
-				int16		len;
-				bool		byval;
-				Datum		value = SPI_getbinval(SPI_tuptable->vals[0],
-												  SPI_tuptable->tupdesc, 1,
-												  &prm->isnull);
-
-				get_typlenbyval(type, &len, &byval);
-				if (!prm->isnull)
-					prm->value = SPI_datumTransfer(value, byval, len);
-			}
-			break;
-		default:
-			{
-				Oid			elem = get_element_type(type);
-				ArrayBuildState *astate = initArrayResult(elem, caller, false);
-
-				for (uint64 i = 0; i < SPI_processed; i++)
-				{
-					bool		isnull;
-					Datum		value = SPI_getbinval(SPI_tuptable->vals[i],
-													  SPI_tuptable->tupdesc, 1,
-													  &isnull);
-
-					accumArrayResult(astate, value, isnull, elem, caller);
-				}
-				prm->value = makeArrayResult(astate, caller);
-			}
-			break;
-	}
-	SPI_finish();
-}
-
-/*
- * The bound parameters a forwarded UPDATE or DELETE runs with: params,
- * and the results of its subqueries computed first (compute; otherwise,
- * for EXPLAIN, NULLs) under the ids that replaced them, here and on every
- * member.  params itself when there are none.
- */
-ParamListInfo
-rx_dml_forward_params(PlannedStmt *stmt, ParamListInfo params, bool compute)
-{
-	List	   *forward = rx_dml_forward_of(stmt);
-	List	   *computed = forward != NIL ? (List *) lfourth(forward) : NIL;
-	int			n = params != NULL ? params->numParams : 0;
-	ParamListInfo out;
-	ListCell   *lc;
-
-	if (computed == NIL)
-		return params;
-	foreach(lc, computed)
-		n = Max(n, intVal(lfourth((List *) lfirst(lc))));
-	out = makeParamList(n);
-	for (int i = 0; i < n; i++)
-	{
-		ParamExternData workspace;
-
-		out->params[i].isnull = true;
-		out->params[i].ptype = InvalidOid;
-		if (params != NULL && i < params->numParams)
-			out->params[i] = *rx_bound_param(params, i + 1, &workspace);
-		out->params[i].pflags = PARAM_FLAG_CONST;
-	}
-	foreach(lc, computed)
-	{
-		List	   *sub = lfirst(lc);
-		ParamExternData *prm = &out->params[intVal(lfourth(sub)) - 1];
-
-		prm->ptype = intVal(lthird(sub));
-		prm->isnull = true;
-		if (compute)
-			compute_subquery(sub, params, prm);
-	}
-	return out;
-}
 
 RxForward *
 rx_dml_forward_begin(PlannedStmt *stmt, ParamListInfo params)

@@ -4,7 +4,9 @@
 -- queue's one-statement take (UPDATE ... WHERE id = (SELECT ... FOR UPDATE
 -- SKIP LOCKED) RETURNING), a batch of jobs (id IN (... LIMIT n)), a
 -- maximum, EXISTS, NOT IN, subqueries with bound parameters (prepared
--- statements, PL/pgSQL).  The cluster computes such a subquery once when
+-- statements, PL/pgSQL), and the WITH form of the take (WITH j AS
+-- (SELECT id ... SKIP LOCKED) UPDATE t ... FROM j WHERE t.id = j.id), which
+-- is the same statement.  The cluster computes such a subquery once when
 -- the statement starts and runs the statement with its result as a
 -- parameter on every member (src/cluster/dml_forward.c); the rows
 -- changed, returned and left must be the plain server's, entering
@@ -137,4 +139,48 @@ BEGIN
 	RAISE NOTICE 'took jobs summing to %', total;
 END $$;
 SELECT k, note FROM w_orders WHERE note LIKE 'done%' ORDER BY k;
+ROLLBACK;
+
+-- case: take_with_a_with_query
+-- the form of many queue libraries: the WITH query, joined on the key,
+-- runs as a subquery computed first
+BEGIN;
+WITH j AS (SELECT k FROM w_orders WHERE note = 'n7' ORDER BY k LIMIT 1 FOR UPDATE SKIP LOCKED)
+UPDATE w_orders o SET note = 'cte' FROM j WHERE o.k = j.k RETURNING o.k, o.note;
+WITH j AS (SELECT k FROM w_orders WHERE note = 'n7' ORDER BY k LIMIT 1 FOR UPDATE SKIP LOCKED)
+UPDATE w_orders o SET note = 'cte' FROM j WHERE j.k = o.k RETURNING o.*;
+WITH j AS (SELECT k FROM w_orders WHERE note = 'n7' ORDER BY k LIMIT 1 FOR UPDATE SKIP LOCKED)
+DELETE FROM w_orders USING j WHERE w_orders.k = j.k AND w_orders.v < 100 RETURNING w_orders.k;
+SELECT k, note FROM w_orders WHERE note = 'cte' ORDER BY k;
+SELECT count(*) FROM w_orders WHERE note = 'n7';
+ROLLBACK;
+
+-- case: take_a_batch_with_a_with_query unordered
+BEGIN;
+WITH j AS (SELECT k FROM w_orders WHERE note = 'n7' ORDER BY k LIMIT 3 FOR UPDATE SKIP LOCKED)
+DELETE FROM w_orders USING j WHERE w_orders.k = j.k AND w_orders.v < 100 RETURNING w_orders.k;
+SELECT count(*) FROM w_orders WHERE note = 'n7';
+ROLLBACK;
+
+-- case: with_query_of_another_table unordered
+BEGIN;
+WITH j AS (SELECT c FROM w_cust WHERE flag = 1)
+DELETE FROM w_orders USING j WHERE w_orders.k = j.c RETURNING w_orders.k;
+WITH j AS (SELECT c FROM w_cust WHERE flag = 3)
+UPDATE w_orders SET v = -7 FROM j WHERE w_orders.c = j.c;
+SELECT count(*), sum(v) FROM w_orders;
+ROLLBACK;
+
+-- case: with_query_columns_in_set refused
+BEGIN;
+WITH j AS (SELECT k, v FROM w_orders WHERE note = 'n7' ORDER BY k LIMIT 1)
+UPDATE w_orders o SET v = j.v + 1 FROM j WHERE o.k = j.k RETURNING o.k, o.v;
+ROLLBACK;
+
+-- case: with_query_of_a_reference_table
+-- (every member can run it: it stays a subquery there)
+BEGIN;
+WITH j AS (SELECT id FROM w_ref WHERE id < 3)
+UPDATE w_orders SET note = 'ref' FROM j WHERE w_orders.c = j.id;
+SELECT count(*) FROM w_orders WHERE note = 'ref';
 ROLLBACK;
