@@ -248,41 +248,58 @@ build_members(void)
 		return;
 	}
 
-	members_valid = true;		/* before the scan: see the callback */
 	if (members_cached == NULL)
 		members_cached = MemoryContextAllocZero(TopMemoryContext,
 												sizeof(RxMember) * RX_MAX_MEMBERS);
 	m = members_cached;
 
-	scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
-	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	/*
+	 * Valid before the scan (see the callback), and not after an error in
+	 * it: a cancel or a timeout that interrupts the scan must not leave a
+	 * half-read list that says "valid" (this member then said it was none
+	 * of the members for the rest of the session).
+	 */
+	members_valid = true;
+	PG_TRY();
 	{
-		Datum		values[Natts_node];
-		bool		nulls[Natts_node];
-		RxMember   *mb;
-
-		if (n >= RX_MAX_MEMBERS)
+		scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+		while (HeapTupleIsValid(tuple = systable_getnext(scan)))
 		{
-			too_many = true;
-			break;
+			Datum		values[Natts_node];
+			bool		nulls[Natts_node];
+			RxMember   *mb;
+
+			if (n >= RX_MAX_MEMBERS)
+			{
+				too_many = true;
+				break;
+			}
+			heap_deform_tuple(tuple, RelationGetDescr(rel), values, nulls);
+			mb = &m[n++];
+			memset(mb, 0, sizeof(RxMember));
+			mb->node_id = DatumGetInt32(values[Anum_node_node_id - 1]);
+			if (!nulls[Anum_node_host - 1])
+				text_to_cstring_buffer(DatumGetTextPP(values[Anum_node_host - 1]),
+									   mb->host, sizeof(mb->host));
+			mb->port = nulls[Anum_node_port - 1] ? 0 :
+				DatumGetInt32(values[Anum_node_port - 1]);
+			if (!nulls[Anum_node_fabric_address - 1])
+				text_to_cstring_buffer(DatumGetTextPP(values[Anum_node_fabric_address - 1]),
+									   mb->fabric_addr, sizeof(mb->fabric_addr));
+			mb->system_identifier = nulls[Anum_node_system_identifier - 1] ? 0 :
+				(uint64) DatumGetInt64(values[Anum_node_system_identifier - 1]);
+			snprintf(mb->name, sizeof(mb->name), "%s:%d", mb->host, mb->port);
 		}
-		heap_deform_tuple(tuple, RelationGetDescr(rel), values, nulls);
-		mb = &m[n++];
-		memset(mb, 0, sizeof(RxMember));
-		mb->node_id = DatumGetInt32(values[Anum_node_node_id - 1]);
-		if (!nulls[Anum_node_host - 1])
-			text_to_cstring_buffer(DatumGetTextPP(values[Anum_node_host - 1]),
-								   mb->host, sizeof(mb->host));
-		mb->port = nulls[Anum_node_port - 1] ? 0 :
-			DatumGetInt32(values[Anum_node_port - 1]);
-		if (!nulls[Anum_node_fabric_address - 1])
-			text_to_cstring_buffer(DatumGetTextPP(values[Anum_node_fabric_address - 1]),
-								   mb->fabric_addr, sizeof(mb->fabric_addr));
-		mb->system_identifier = nulls[Anum_node_system_identifier - 1] ? 0 :
-			(uint64) DatumGetInt64(values[Anum_node_system_identifier - 1]);
-		snprintf(mb->name, sizeof(mb->name), "%s:%d", mb->host, mb->port);
+		systable_endscan(scan);
 	}
-	systable_endscan(scan);
+	PG_CATCH();
+	{
+		members_valid = false;
+		nmembers_cached = 0;
+		self_index_cached = -1;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 	table_close(rel, AccessShareLock);
 	if (too_many)
 	{
@@ -364,30 +381,41 @@ build_dist_cache(void)
 	if (rel == NULL)
 		return;
 
-	dist_valid = true;			/* before the scan: see the callback */
-	scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
-	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	/* valid before the scan, not after an error in it (build_members()) */
+	dist_valid = true;
+	PG_TRY();
 	{
-		Datum		values[Natts_dist];
-		bool		nulls[Natts_dist];
-		Oid			relid;
-		DistEntry  *e;
-		bool		found;
+		scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+		while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+		{
+			Datum		values[Natts_dist];
+			bool		nulls[Natts_dist];
+			Oid			relid;
+			DistEntry  *e;
+			bool		found;
 
-		heap_deform_tuple(tuple, RelationGetDescr(rel), values, nulls);
-		if (nulls[Anum_dist_relid - 1] || nulls[Anum_dist_method - 1])
-			continue;
-		relid = DatumGetObjectId(values[Anum_dist_relid - 1]);
-		e = hash_search(dist_cache, &relid, HASH_ENTER, &found);
-		e->method = (RxDistMethod) DatumGetChar(values[Anum_dist_method - 1]);
-		if (nulls[Anum_dist_column - 1])
-			memset(&e->column, 0, sizeof(NameData));
-		else
-			namestrcpy(&e->column,
-					   NameStr(*DatumGetName(values[Anum_dist_column - 1])));
-		e->resolved = false;
+			heap_deform_tuple(tuple, RelationGetDescr(rel), values, nulls);
+			if (nulls[Anum_dist_relid - 1] || nulls[Anum_dist_method - 1])
+				continue;
+			relid = DatumGetObjectId(values[Anum_dist_relid - 1]);
+			e = hash_search(dist_cache, &relid, HASH_ENTER, &found);
+			e->method = (RxDistMethod) DatumGetChar(values[Anum_dist_method - 1]);
+			if (nulls[Anum_dist_column - 1])
+				memset(&e->column, 0, sizeof(NameData));
+			else
+				namestrcpy(&e->column,
+						   NameStr(*DatumGetName(values[Anum_dist_column - 1])));
+			e->resolved = false;
+		}
+		systable_endscan(scan);
 	}
-	systable_endscan(scan);
+	PG_CATCH();
+	{
+		/* a table missing from the cache would be read as a local one */
+		dist_valid = false;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 	table_close(rel, AccessShareLock);
 }
 
