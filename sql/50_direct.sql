@@ -226,6 +226,9 @@ SELECT rx_direct_keys('SELECT count(*), sum(v), max(s), string_agg(s, '','' ORDE
 RESET datestyle;
 RESET extra_float_digits;
 RESET app.tag;
+-- functions that answer for the session running them stay here
+SELECT pg_backend_pid() AS coordinator_pid \gset
+SELECT v, pg_backend_pid() = :coordinator_pid AS here FROM dd.t_int WHERE k = :other_key ORDER BY v;
 -- privileges are checked here, row-level security applied by the owner,
 -- for the same role
 SET client_min_messages = warning;

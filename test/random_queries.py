@@ -4,7 +4,7 @@
 # answers must be the same multiset of rows.
 #
 #   random_queries.py --seed S --count N --dist DSN --local DSN [--settings SQL]
-#                     [--fetch ROWS | --prepared]
+#                     [--fetch ROWS | --prepared] [--lookups]
 #
 # The queries come from a seeded generator, so a seed names the same
 # queries in every run: joins of every type over the tables of
@@ -13,6 +13,9 @@
 # scalar, correlated or not), grouped and global aggregates, windows,
 # DISTINCT (ON), ORDER BY ... LIMIT/OFFSET over every output column (a
 # deterministic multiset), set operations, CTEs, LATERAL, ROLLUP/CUBE.
+# --lookups: only reads of one table pinned by its distribution key, the
+# queries one member answers (direct dispatch, sent as SQL or as a plan),
+# with the same variety of conditions and select lists.
 # A hand-written differential suite checks the shapes we thought of; this
 # finds the combinations nobody wrote down (it found a keyed lookup that
 # lost rows after batching, a merge join whose inner side could not
@@ -43,6 +46,8 @@ TABLES = {
     'empty_t': [('e_id', 'int'), ('e_val', 'int')],
 }
 WEIGHT = {'cust': 3, 'ord': 4, 'nation': 2, 'item': 4, 'empty_t': 1}
+# the distributed tables' distribution columns (test/t/125_random_queries.pl)
+DIST = {'cust': 'c_id', 'ord': 'o_id', 'item': 'i_ord', 'empty_t': 'e_id'}
 INTCONST = [0, 1, 3, 7, 13, 25, 42, 100, 999, 1500, 3000, 3499, 20000]
 
 
@@ -180,13 +185,16 @@ class Gen:
             return r.choice(['min(%s)', 'max(%s)']) % c
         return r.choice(['bool_and(%s)', 'bool_or(%s)', 'count(%s)']) % c
 
-    def select(self, depth=0):
+    def select(self, depth=0, pinned=None):
         r = self.r
-        frm, rels = self.from_clause()
+        if pinned is None:
+            frm, rels = self.from_clause()
+            where = ''
+            if r.random() < 0.7:
+                where = ' WHERE ' + self.pred(rels, depth)
+        else:
+            frm, rels, where = pinned
         cs = self.cols(rels)
-        where = ''
-        if r.random() < 0.7:
-            where = ' WHERE ' + self.pred(rels, depth)
         shape = r.random()
         if shape < 0.45:
             # grouped
@@ -224,6 +232,21 @@ class Gen:
             if r.random() < 0.3:
                 sql += ' OFFSET %d' % r.choice([1, 3, 20])
         return sql, ncols
+
+    def lookup(self):
+        """
+        one distributed table read by its distribution key (a member's
+        rows only: direct dispatch), with more conditions and any select
+        list, the key sometimes of another integer type
+        """
+        r = self.r
+        t = r.choice(sorted(DIST))
+        a = self.alias()
+        key = '%s.%s = %s%s' % (a, DIST[t], self.const('int'),
+                                r.choice(['', '', '::bigint', '::smallint']))
+        if r.random() < 0.5:
+            key += ' AND ' + self.pred([(a, t)], 2)
+        return self.select(pinned=('%s %s' % (t, a), [(a, t)], ' WHERE ' + key))[0]
 
     def extra(self):
         """shapes beyond plain selects"""
@@ -280,10 +303,10 @@ class Gen:
             return 'DELETE FROM %s %s%s' % (t, a, where), t
         return 'INSERT INTO %s SELECT %s.* FROM %s %s%s' % (t, a, t, a, where), t
 
-    def prepared(self):
+    def prepared(self, lookups=False):
         """the next query with its integers as parameters, and their values"""
         self.params = []
-        q = self.query()
+        q = self.lookup() if lookups else self.query()
         params, self.params = self.params, None
         return q, params
 
@@ -389,12 +412,14 @@ def main():
                     help='integers as parameters of prepared statements, generic plans on both sides')
     ap.add_argument('--fetch', type=int, default=0,
                     help='read the distributed answers through a cursor, this many rows a fetch')
+    ap.add_argument('--lookups', action='store_true',
+                    help='only reads of one table by its distribution key; with --prepared, custom plans')
     ap.add_argument('--writes', action='store_true',
                     help='UPDATE, DELETE and INSERT ... SELECT: the rows changed and the table after, rolled back')
     a = ap.parse_args()
     if a.prepared and a.fetch:
         ap.error('--prepared and --fetch: a cursor cannot be declared for EXECUTE')
-    generic = 'SET plan_cache_mode = force_generic_plan;' if a.prepared else ''
+    generic = 'SET plan_cache_mode = force_generic_plan;' if a.prepared and not a.lookups else ''
     dist = connect(a.dist, 'd', a.settings + generic, bool(a.fetch) or a.writes)
     local = connect(a.local, 'l', generic, a.writes)
     gen = Gen(a.seed)
@@ -404,7 +429,10 @@ def main():
             q, table = gen.write()
             lrows, lerr = answer_write(local, q, table)
         else:
-            q, params = gen.prepared() if a.prepared else (gen.query(), [])
+            if a.prepared:
+                q, params = gen.prepared(a.lookups)
+            else:
+                q, params = (gen.lookup() if a.lookups else gen.query()), []
             lrows, lerr = answer(local, q, params=params)
         if lerr is not None:
             continue

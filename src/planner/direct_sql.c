@@ -25,15 +25,14 @@
  * member owns (it runs here at once), a key known only at execution
  * (generic plans), EXPLAIN (which shows the local plan the owner runs and
  * what it did), SCROLL cursors, subqueries, CTEs, joins, set operations,
- * row locks, functions, operators or parameters of user-defined types and
- * routines (rx_direct_candidate() refuses the routines), tables with
- * inheritance children.
+ * row locks, what a plan sent to a member may not hold either (functions
+ * that answer for the session running them, user-defined routines and
+ * types: unshippable_walker()), tables with inheritance children.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "access/transam.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
 #include "nodes/makefuncs.h"
@@ -48,16 +47,18 @@
 #include "exec/direct.h"
 #include "planner/planner.h"
 
-/* bound parameters of built-in types only: their OIDs travel */
+/*
+ * Something the owner would not evaluate as this member does: what
+ * rx_expr_shippable() keeps from a plan sent to members (functions that
+ * answer for the session that runs them, such as pg_backend_pid(); user
+ * routines; bound parameters of user-defined types, whose type OIDs
+ * travel).  The range table is left out: the owner applies row-level
+ * security itself.
+ */
 static bool
-params_travel_walker(Node *node, void *context)
+unshippable_walker(Node *node, void *context)
 {
-	if (node == NULL)
-		return false;
-	if (IsA(node, Param))
-		return ((Param *) node)->paramkind != PARAM_EXTERN ||
-			((Param *) node)->paramtype >= FirstNormalObjectId;
-	return expression_tree_walker(node, params_travel_walker, context);
+	return node != NULL && !rx_expr_shippable(node);
 }
 
 /* every constant equal to the key becomes the key's parameter */
@@ -100,8 +101,7 @@ find_key(Query *parse, const RxTableDist *dist, ParamListInfo boundParams,
 			continue;
 		key = rx_strip_relabel(key);
 		type = exprType((Node *) key);
-		if (type >= FirstNormalObjectId ||
-			!rx_hashes_alike(dist->hash_opfamily, dist->distcol_type, type))
+		if (!rx_hashes_alike(dist->hash_opfamily, dist->distcol_type, type))
 			continue;
 		if (IsA(key, Const))
 		{
@@ -163,11 +163,8 @@ rx_direct_sql_plan(Query *parse, int cursorOptions, ParamListInfo boundParams,
 		return NULL;
 	rx_table_distribution(rte->relid, &dist);
 	if (dist.method != RX_DIST_HASH ||
-		params_travel_walker((Node *) parse->targetList, NULL) ||
-		params_travel_walker(parse->jointree->quals, NULL) ||
-		params_travel_walker(parse->havingQual, NULL) ||
-		params_travel_walker(parse->limitOffset, NULL) ||
-		params_travel_walker(parse->limitCount, NULL))
+		query_tree_walker(parse, unshippable_walker, NULL,
+						  QTW_IGNORE_RANGE_TABLE))
 		return NULL;
 	key = find_key(parse, &dist, boundParams, &value);
 	if (key == NULL ||

@@ -110,6 +110,16 @@ run_seed('seed 4 through member 0, integers as parameters of generic plans', 4, 
 run_seed('seed 5 through member 1, UPDATE, DELETE and INSERT ... SELECT (rolled back)',
 	5, 150, 1, '', '--writes');
 
+# reads of one table by its distribution key: one member answers them
+# (direct dispatch: a key of another member goes there as SQL, the owner
+# planning it; a key computed from a parameter, as a plan), through
+# every member, constants and parameters of custom plans, and a cursor
+run_seed('seed 6 through member 2, lookups by key', 6, 150, 2, '', '--lookups');
+run_seed('seed 7 through member 1, lookups by key, parameters of custom plans', 7, 150, 1, '',
+	'--lookups', '--prepared');
+run_seed('seed 8 through member 0, lookups by key, read by a cursor 2 rows a fetch', 8, 100, 0, '',
+	'--lookups', '--fetch', 2);
+
 # the shape the writes found: an IN over another distributed table whose
 # output column looked like the target's distribution column (same
 # position), so each member ran the subquery over its own part only
