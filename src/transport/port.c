@@ -606,6 +606,7 @@ void
 rx_port_close(RxPort *port)
 {
 	int			i;
+	int			rounds = 0;
 
 	if (port == NULL || (i = local_index(port)) < 0)
 		return;
@@ -625,6 +626,17 @@ rx_port_close(RxPort *port)
 		if (port_flushed(port))
 			break;
 		rx_wait(port, 100, PG_WAIT_EXTENSION);
+
+		/*
+		 * A receiver whose port closed while our last messages arrived may
+		 * never acknowledge them (they reached its port, which then went),
+		 * and a reliable design does not send them again: after a second,
+		 * and every second, ask each receiver still owing acknowledgements
+		 * to answer; a closed one answers CLOSED (the worker's
+		 * probe_unacked()).
+		 */
+		if (++rounds % 10 == 0)
+			rx_port_notify(port, RX_EV_PROBE);
 	}
 
 	local_forget(i);

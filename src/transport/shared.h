@@ -43,6 +43,7 @@
 #define RX_EV_CREDIT		0x04	/* a receive stream consumed enough */
 #define RX_EV_STOP			0x08	/* stop requested */
 #define RX_EV_WANT			0x10	/* a send stream waits for credit */
+#define RX_EV_PROBE			0x20	/* closing: ask receivers owing acks */
 
 /* send stream flags */
 #define RX_SS_WANT_CREDIT	0x01	/* backend: blocked on credit */

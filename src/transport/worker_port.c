@@ -576,6 +576,24 @@ send_stops(WPort *w)
 	}
 }
 
+/*
+ * The port's backend waits to close for acknowledgements (rx_port_close()):
+ * a credit request to each receiver that owes some, which an open port
+ * answers with an ACK and a closed one with CLOSED (drop_unrouted())
+ */
+static void
+probe_unacked(WPort *w)
+{
+	for (int s = 0; s < w->nsend; s++)
+		for (int m = 0; m < w->nmembers; m++)
+		{
+			WSend	   *ws = WSEND(w, s, m);
+
+			if (!ws->closed && ws->unacked.count + ws->bcast_pending > 0)
+				send_credit_request(w, s, m);
+		}
+}
+
 void
 request_credit(WPort *w)
 {
@@ -652,6 +670,8 @@ port_events(int i)
 		mark_consumed(w);
 	if (ev & RX_EV_WANT)
 		request_credit(w);
+	if (ev & RX_EV_PROBE)
+		probe_unacked(w);
 }
 
 /* opens and closes can be on any slot; everything else on active ones */
