@@ -21,9 +21,7 @@
  * UPDATE and DELETE forwarded to every member as SQL (dml_forward.c).
  * rx_dml_forward_sql: from the planner hook, the statement as SQL (and the
  * bound parameters it uses) when every member can run it on its own part,
- * else NIL; *colocated is set when it joins other distributed tables
- * co-located with the target (this member then plans it as a local
- * statement as well);
+ * else NIL (this member then plans it as a local statement as well);
  * rx_dml_forward_attach: that onto the finished plan;
  * rx_dml_forward_of: what a plan carries, or NIL;
  * rx_dml_forward_begin: for one execution of such a plan, the statement
@@ -39,7 +37,7 @@
 #include "nodes/plannodes.h"
 #include "tcop/dest.h"
 
-extern List *rx_dml_forward_sql(Query *parse, bool *colocated);
+extern List *rx_dml_forward_sql(Query *parse);
 extern void rx_dml_forward_attach(PlannedStmt *stmt, List *forward);
 extern List *rx_dml_forward_of(PlannedStmt *stmt);
 

@@ -510,7 +510,7 @@ key_owner(Expr *key, Oid relid, ParamListInfo params, int nmembers)
 }
 
 List *
-rx_dml_forward_sql(Query *parse, bool *colocated)
+rx_dml_forward_sql(Query *parse)
 {
 	RangeTblEntry *target;
 	RxTableDist dist;
@@ -543,15 +543,11 @@ rx_dml_forward_sql(Query *parse, bool *colocated)
 	rx_statement_shape((Node *) members, &fc);
 	if (fc.hash_tables > 1)
 	{
-		/*
-		 * the target, and every other one co-located with it; then this
-		 * member plans its part locally too
-		 */
+		/* the target, and every other one co-located with it */
 		c.top = members;
 		find_colocated(&c);
 		if (fc.hash_tables != 1 + bms_num_members(c.joined) + c.sublinks)
 			return NIL;
-		*colocated = true;
 	}
 	/* this member runs what the members run, with the same results */
 	*parse = *(Query *) copyObject(members);

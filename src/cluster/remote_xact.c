@@ -82,7 +82,38 @@ rx_xconn_forget(XactConn *xc)
 	if (xc->preparing)
 		pfree(xc->preparing);
 	rx_xconn_forget_inflight(xc);
+	rx_xconn_forget_context(xc);
 	memset(xc, 0, sizeof(XactConn));
+}
+
+/* the member's transaction ended, or a savepoint took its settings along */
+void
+rx_xconn_forget_context(XactConn *xc)
+{
+	if (xc->context)
+		pfree(xc->context);
+	xc->context = NULL;
+}
+
+/*
+ * This statement's context (settings, transaction start: settings.c) ahead
+ * of the command sent to xc, unless the member's transaction took the same
+ * already: it holds it (SET LOCAL) until it ends or a savepoint rolls back.
+ * Sent with every statement, its text was parsed there every time.
+ */
+static List *
+add_statement_context(XactConn *xc, List *prelude)
+{
+	char	   *sql = rx_statement_context_sql();
+
+	if (xc->context != NULL && strcmp(xc->context, sql) == 0)
+	{
+		pfree(sql);
+		return prelude;
+	}
+	rx_xconn_forget_context(xc);
+	xc->context = MemoryContextStrdup(TopMemoryContext, sql);
+	return lappend(prelude, sql);
 }
 
 void
@@ -518,6 +549,7 @@ rx_xconn_drop_deferred(XactConn *xc, int level)
 	{
 		xc->deferred = list_truncate(xc->deferred, keep);
 		xc->lock_timeout = 0;
+		rx_xconn_forget_context(xc);
 	}
 }
 
@@ -637,6 +669,7 @@ get_xconn(const RxMember *member, char **failure, bool change, List **prelude)
 		}
 		xc->xact_depth = 1;
 		xc->lock_timeout = 0;	/* SET LOCAL ended with the last one */
+		rx_xconn_forget_context(xc);
 	}
 	if (xc->lock_timeout != LockTimeout + 1)
 	{
@@ -784,7 +817,7 @@ rx_xact_exec_in_context(const RxMember *member, const char *sql)
 	List	   *prelude = NIL;
 	XactConn   *xc = get_xconn(member, NULL, true, &prelude);
 
-	prelude = lappend(prelude, rx_statement_context_sql());
+	prelude = add_statement_context(xc, prelude);
 	rx_xconn_flush_with(xc, lappend(prelude, (char *) sql));
 }
 
@@ -874,7 +907,7 @@ rx_xact_send_params(const RxMember *member, const char *sql, int nparams,
 	 * client), with the prelude if any, in one pipeline.
 	 */
 	if (in_context)
-		prelude = lappend(prelude, rx_statement_context_sql());
+		prelude = add_statement_context(xc, prelude);
 	known = prepare ? find_stmt(xc->stmts, sql) : NULL;
 	if (known != NULL)
 		stmt = known->id;

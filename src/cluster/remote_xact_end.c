@@ -334,6 +334,7 @@ remote_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 				xc->xact_depth = level - 1;
 				xc->fragment = false;
 				xc->lock_timeout = 0;
+				rx_xconn_forget_context(xc);
 			}
 			else
 				rx_xconn_doom(xc);

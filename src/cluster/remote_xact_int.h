@@ -33,6 +33,9 @@ typedef struct XactConn
 	bool		fragment;		/* a plan fragment runs on it */
 	char		gid[128];		/* prepared there, awaiting the decision */
 	int			lock_timeout;	/* lock_timeout set there + 1; 0: unknown */
+	char	   *context;		/* the statement context taken there in this
+								 * transaction (TopMemoryContext); NULL:
+								 * none, or a savepoint rolled back */
 	uint64		prepared;		/* statement slots prepared in its session */
 	int			prelude;		/* commands sent ahead of the one in
 								 * pipeline whose results are unread */
@@ -69,6 +72,7 @@ extern bool rx_xact_changed;
 
 /* a connection closed, with its remote transaction; doom: commit fails */
 extern void rx_xconn_forget(XactConn *xc);
+extern void rx_xconn_forget_context(XactConn *xc);
 extern void rx_xconn_doom(XactConn *xc);
 
 /* non-throwing helpers for abort processing */

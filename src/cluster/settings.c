@@ -356,20 +356,37 @@ rx_take_settings(List *names, List *values, GucAction action)
  * ---------------------------------------------------------------------
  */
 
+/*
+ * strings as one text[] literal: one token for the member's parser, where
+ * an ARRAY[...] of them was a constant each to parse and transform (most
+ * of that command's cost there)
+ */
 static void
 append_text_array(StringInfo sql, List *strings)
 {
+	StringInfoData array;
 	ListCell   *lc;
 
-	appendStringInfoString(sql, "ARRAY[");
+	initStringInfo(&array);
+	appendStringInfoChar(&array, '{');
 	foreach(lc, strings)
 	{
 		const char *str = strVal(lfirst(lc));
 
-		appendStringInfo(sql, "%s%s", foreach_current_index(lc) > 0 ? ", " : "",
-						 quote_literal_cstr(str != NULL ? str : ""));
+		if (foreach_current_index(lc) > 0)
+			appendStringInfoChar(&array, ',');
+		appendStringInfoChar(&array, '"');
+		for (const char *c = str != NULL ? str : ""; *c; c++)
+		{
+			if (*c == '"' || *c == '\\')
+				appendStringInfoChar(&array, '\\');
+			appendStringInfoChar(&array, *c);
+		}
+		appendStringInfoChar(&array, '"');
 	}
-	appendStringInfoString(sql, "]::pg_catalog.text[]");
+	appendStringInfoChar(&array, '}');
+	appendStringInfo(sql, "%s::pg_catalog.text[]", quote_literal_cstr(array.data));
+	pfree(array.data);
 }
 
 /* the command that goes ahead of a forwarded statement */

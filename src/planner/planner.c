@@ -86,10 +86,11 @@ rx_planning_nmembers(void)
 	return planning_nmembers;
 }
 
+/* whether node reads a hash-distributed table; context: an RTE passed over */
 static bool
 touches_distributed_walker(Node *node, void *context)
 {
-	if (node == NULL)
+	if (node == NULL || node == context)
 		return false;
 	if (IsA(node, RangeTblEntry))
 	{
@@ -785,7 +786,6 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 	double		error;
 	List	   *forward;
 	struct RxRowLocks *locks;
-	bool		colocated = false;
 
 	if (!rx_enable || rx_in_fragment() || rx_planning_sql() ||
 		!IsTransactionState() ||
@@ -851,18 +851,38 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 			return scrollable(stmt, cursorOptions);
 	}
 
-	/* deparsed before planning: the planner scribbles on the query */
-	forward = rx_dml_forward_sql(parse, &colocated);
-	if (forward == NIL)
-		forward = rx_insert_route_sql(parse);
-	if (colocated)
+	/*
+	 * An UPDATE or DELETE that every member runs on its own part (or the
+	 * key's owner alone), as SQL: this one too, planned as on one server.
+	 * It reads no distributed table but its target and those co-located
+	 * with it; subqueries over others are computed first, as queries of
+	 * their own (dml_forward.c).  Deparsed before planning: the planner
+	 * scribbles on the query.
+	 */
+	forward = rx_dml_forward_sql(parse);
+	if (forward != NIL)
 	{
-		/*
-		 * An UPDATE or DELETE joining tables co-located with its target:
-		 * every member runs it on its own part, this one too.
-		 */
 		stmt = plan_locally(parse, query_string, cursorOptions, boundParams);
 		rx_dml_forward_attach(stmt, forward);
+		return stmt;
+	}
+	forward = rx_insert_route_sql(parse);
+
+	/*
+	 * An INSERT whose rows come from no distributed table (VALUES, reference
+	 * or local tables): planned as on one server; its rows go to their
+	 * owners as they are inserted (dml_insert.c).  Not when a function in
+	 * FROM may be inlined into a distributed table's scan.
+	 */
+	if (parse->commandType == CMD_INSERT &&
+		!has_function_rte_walker((Node *) parse, NULL) &&
+		!query_tree_walker(parse, touches_distributed_walker,
+						   rt_fetch(parse->resultRelation, parse->rtable),
+						   QTW_EXAMINE_RTES_BEFORE))
+	{
+		stmt = plan_locally(parse, query_string, cursorOptions, boundParams);
+		if (forward != NIL)
+			rx_dml_forward_attach(stmt, forward);
 		return stmt;
 	}
 	rx_decorrelate(parse);

@@ -137,6 +137,34 @@ INSERT INTO w_other VALUES (1001, 17);
 SELECT count(*) FROM w_other;
 ROLLBACK;
 
+-- case: raw_settings_between_writes
+-- each member's transaction takes the statement's settings once and again
+-- when they change; a savepoint rolled back takes them along there
+BEGIN;
+SET LOCAL DateStyle = 'SQL, DMY';
+SET LOCAL myapp.note = E'a"b\\c, {d} ''e''';
+UPDATE w_orders SET note = current_setting('myapp.note') || ' ' || DATE '2024-03-01' WHERE k <= 30;
+UPDATE w_orders SET note = note || ' ' || DATE '2024-03-02' WHERE k = 17;
+SET LOCAL DateStyle = 'German';
+UPDATE w_orders SET note = note || ' ' || DATE '2024-03-03' WHERE k <= 30;
+SAVEPOINT s;
+SET LOCAL DateStyle = 'ISO';
+UPDATE w_orders SET note = note || ' ' || DATE '2024-03-04' WHERE k <= 30;
+ROLLBACK TO SAVEPOINT s;
+UPDATE w_orders SET note = note || ' ' || DATE '2024-03-05' || ' ' || current_setting('myapp.note') WHERE k <= 30;
+SELECT k, note FROM w_orders WHERE k <= 30 ORDER BY k;
+ROLLBACK;
+
+-- case: raw_settings_taken_in_rolled_back_savepoint
+BEGIN;
+SET LOCAL DateStyle = 'SQL, DMY';
+SAVEPOINT s;
+UPDATE w_orders SET note = 'undone ' || DATE '2024-03-01' WHERE k <= 30;
+ROLLBACK TO SAVEPOINT s;
+UPDATE w_orders SET note = 'kept ' || DATE '2024-03-02' WHERE k <= 30;
+SELECT k, note FROM w_orders WHERE k <= 30 ORDER BY k;
+ROLLBACK;
+
 -- case: wjoin_update_from_colocated
 -- w_cust is distributed on c, w_orders on k: not co-located, but the
 -- target and the joined table joined on w_cust's distribution column
