@@ -194,6 +194,14 @@ SET search_path = dd, public;
 SELECT rx_direct_explain('EXPLAIN (COSTS OFF) SELECT v FROM t_int WHERE k = 7');
 SELECT rx_direct_explain('EXPLAIN (COSTS OFF) SELECT t.v, r.name FROM t_int t JOIN r ON r.id = t.v WHERE t.k = 7 ORDER BY 1');
 SELECT rx_direct_explain('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT v FROM t_int WHERE k = 7');
+-- a generic plan: the local plan for a key of this member, the text for
+-- another owner (EXPLAIN ANALYZE sends the plan, to count its rows)
+SET plan_cache_mode = force_generic_plan;
+PREPARE eq(int) AS SELECT v, s FROM t_int WHERE k = $1 ORDER BY v;
+SELECT rx_direct_explain('EXPLAIN (COSTS OFF) EXECUTE eq(7)');
+SELECT rx_direct_explain('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE eq(7)');
+DEALLOCATE eq;
+RESET plan_cache_mode;
 SELECT rx_direct_explain('EXPLAIN (COSTS OFF) SELECT v FROM t_int WHERE k BETWEEN 7 AND 8');
 -- VERBOSE names the local plan's columns
 SELECT rx_direct_explain('EXPLAIN (VERBOSE, COSTS OFF) SELECT v FROM t_int WHERE k = 7 ORDER BY s');

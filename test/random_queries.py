@@ -414,12 +414,15 @@ def main():
                     help='read the distributed answers through a cursor, this many rows a fetch')
     ap.add_argument('--lookups', action='store_true',
                     help='only reads of one table by its distribution key; with --prepared, custom plans')
+    ap.add_argument('--generic', action='store_true',
+                    help='with --lookups --prepared, generic plans (the key\'s owner chosen at execution)')
     ap.add_argument('--writes', action='store_true',
                     help='UPDATE, DELETE and INSERT ... SELECT: the rows changed and the table after, rolled back')
     a = ap.parse_args()
     if a.prepared and a.fetch:
         ap.error('--prepared and --fetch: a cursor cannot be declared for EXECUTE')
-    generic = 'SET plan_cache_mode = force_generic_plan;' if a.prepared and not a.lookups else ''
+    generic = 'SET plan_cache_mode = force_generic_plan;' \
+        if a.prepared and (not a.lookups or a.generic) else ''
     dist = connect(a.dist, 'd', a.settings + generic, bool(a.fetch) or a.writes)
     local = connect(a.local, 'l', generic, a.writes)
     gen = Gen(a.seed)

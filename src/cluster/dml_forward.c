@@ -680,8 +680,17 @@ rx_dml_forward_run(RxForward *fw, bool below_self, RxReturning *returning)
 		if ((below_self ? m >= self : m <= self) ||
 			(fw->owner >= 0 && m != fw->owner))
 			continue;
+		/*
+		 * A statement with bound parameters (a prepared statement's, a
+		 * PL/pgSQL one's) is likely to come again with other values:
+		 * prepared there, it is parsed and planned there once.  Texts with
+		 * the values written in are parsed each time, as a client's; so
+		 * are those with RETURNING, whose row type a prepared statement
+		 * must keep (an ALTER COLUMN ... TYPE later would fail it).
+		 */
 		conn = rx_xact_send_params(&members[m], fw->sql, fw->nparams, fw->types,
-								   (const char *const *) fw->values, false, true);
+								   (const char *const *) fw->values,
+								   fw->nparams > 0 && returning == NULL, true);
 		while ((res = rx_xact_get_result(conn, members[m].name)) != NULL)
 		{
 			PG_TRY();

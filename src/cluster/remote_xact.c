@@ -904,13 +904,17 @@ rx_xact_send_params(const RxMember *member, const char *sql, int nparams,
 	/*
 	 * The statement is prepared in the member's session the first time
 	 * (parsed and planned once there, like a prepared statement of a
-	 * client), with the prelude if any, in one pipeline.
+	 * client), with the prelude if any, in one pipeline.  Not past
+	 * MAX_XACT_STMTS of them: a session that keeps sending new texts
+	 * gets them parsed each time, as unnamed statements.
 	 */
 	if (in_context)
 		prelude = add_statement_context(xc, prelude);
 	known = prepare ? find_stmt(xc->stmts, sql) : NULL;
 	if (known != NULL)
 		stmt = known->id;
+	else if (list_length(xc->stmts) >= MAX_XACT_STMTS)
+		prepare = false;
 	if (xc->preparing)
 	{
 		/* one whose pipeline failed: its number is not given again */

@@ -17,6 +17,9 @@
 
 #define MAX_XACT_CONNS 64
 
+/* statements rx_xact_send_params() prepares in one member session, at most */
+#define MAX_XACT_STMTS 128
+
 /* abort-time cleanup waits at most this long for a member (ms) */
 #define CLEANUP_TIMEOUT_MS 30000
 

@@ -150,6 +150,26 @@ rx_direct_sql_node(List *tlist, Expr *key, Oid key_relid, char *sql,
 	return plan;
 }
 
+/*
+ * The DIRECT node of stmt, over a local plan for a key known only at
+ * execution, gets the query's text (planner/direct_sql.c): sent instead of
+ * the plan when the owner is another member.  Not when the local plan
+ * returns more columns than the query (resjunk ones: a member's SQL
+ * returns the query's own).
+ */
+void
+rx_direct_add_sql(PlannedStmt *stmt, char *sql)
+{
+	CustomScan *cscan = (CustomScan *) stmt->planTree;
+	ListCell   *lc;
+
+	foreach(lc, ((Plan *) linitial(cscan->custom_plans))->targetlist)
+		if (lfirst_node(TargetEntry, lc)->resjunk)
+			return;
+	cscan->custom_private = lappend(cscan->custom_private, makeString(sql));
+	cscan->custom_private = lappend(cscan->custom_private, makeInteger(0));
+}
+
 static Node *
 direct_create_state(CustomScan *cscan)
 {
@@ -409,7 +429,11 @@ send_plan(DirectState *st)
 		? rx_cluster_snapshot(estate) : NIL;
 	char	   *message;
 
-	if (cscan->custom_plans == NIL)
+	/*
+	 * its text where it has one; not for EXPLAIN ANALYZE of a local plan,
+	 * whose counters come back for the plan sent
+	 */
+	if (list_length(cscan->custom_private) > DIRECT_SQL && st->child == NULL)
 		message = rx_direct_sql_message(strVal(list_nth(cscan->custom_private, DIRECT_SQL)),
 										estate, snapshots,
 										intVal(list_nth(cscan->custom_private, DIRECT_SQL_KEY))
@@ -568,7 +592,11 @@ direct_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 							psprintf("member %d (%s)%s, %s", st->owner,
 									 st->members[st->owner].name,
 									 st->here ? ", this one" : "", why), es);
-	if (list_length(cscan->custom_private) > DIRECT_SQL)
+	if (cscan->custom_plans != NIL && list_length(cscan->custom_private) > DIRECT_SQL &&
+		!es->analyze)
+		ExplainPropertyText("Query Sent To Another Owner",
+							strVal(list_nth(cscan->custom_private, DIRECT_SQL)), es);
+	else if (cscan->custom_plans == NIL)
 		ExplainPropertyText("Query Sent",
 							strVal(list_nth(cscan->custom_private, DIRECT_SQL)), es);
 	if (es->analyze && !st->here)

@@ -30,11 +30,13 @@ extern Plan *rx_direct_node(Plan *local, List *keys, List *key_relids,
 							int node_id);
 extern Plan *rx_direct_sql_node(List *tlist, Expr *key, Oid key_relid,
 								char *sql, bool key_param);
+extern void rx_direct_add_sql(PlannedStmt *stmt, char *sql);
 extern void rx_direct_init(void);
 
 /* planner/direct_sql.c */
 extern PlannedStmt *rx_direct_sql_plan(Query *parse, int cursorOptions,
-									   ParamListInfo boundParams, int nmembers);
+									   ParamListInfo boundParams, int nmembers,
+									   char **generic_sql);
 
 /*
  * exec/direct.c: a direct message (dispatch.c) sent to a member over conn,

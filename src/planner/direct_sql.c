@@ -21,10 +21,17 @@
  * The owner's plan is the one this member would make: the same planner on
  * the same kind of data, its indexes, its min/max and top-N shapes.
  *
+ * A key known only at execution (a bound parameter of a generic plan: a
+ * prepared statement run many times, PL/pgSQL) may be this member's or
+ * another's: such a query is planned by direct.c with its local plan, for
+ * a key of this member, and carries its text as well, sent instead of the
+ * plan to any other owner (exec/direct.c).  The parameter is the
+ * statement's own; the text is the same for every execution, and the
+ * owner's plan cache plans it once.
+ *
  * Left to the planned path of direct.c, which handles them: a key this
- * member owns (it runs here at once), a key known only at execution
- * (generic plans), EXPLAIN (which shows the local plan the owner runs and
- * what it did), SCROLL cursors, subqueries, CTEs, joins, set operations,
+ * member owns (it runs here at once), EXPLAIN (which shows the local plan
+ * the owner runs and what it did), SCROLL cursors, subqueries, CTEs, joins, set operations,
  * row locks, what a plan sent to a member may not hold either (functions
  * that answer for the session running them, user-defined routines and
  * types: unshippable_walker()), tables with inheritance children.
@@ -83,8 +90,9 @@ key_param_mutator(Node *node, KeyParam *kp)
 
 /*
  * The key: the value the distribution column equals in one of the
- * conditions of WHERE, a constant or a parameter bound to one; NULL if
- * none.  *value is a Const of it.
+ * conditions of WHERE, a constant or a bound parameter; NULL if none.
+ * *value is a Const of it, or NULL for a parameter without a value fixed
+ * for this plan (a generic plan's).
  */
 static Expr *
 find_key(Query *parse, const RxTableDist *dist, ParamListInfo boundParams,
@@ -108,20 +116,19 @@ find_key(Query *parse, const RxTableDist *dist, ParamListInfo boundParams,
 			*value = (Const *) key;
 			return key;
 		}
-		if (IsA(key, Param) && ((Param *) key)->paramkind == PARAM_EXTERN &&
-			boundParams != NULL)
+		if (IsA(key, Param) && ((Param *) key)->paramkind == PARAM_EXTERN)
 		{
 			ParamExternData workspace;
-			ParamExternData *prm = rx_bound_param(boundParams,
-												  ((Param *) key)->paramid,
-												  &workspace);
+			ParamExternData *prm = boundParams == NULL ? NULL :
+				rx_bound_param(boundParams, ((Param *) key)->paramid,
+							   &workspace);
 
 			/* a custom plan's value, fixed for this plan */
-			if (prm == NULL || !(prm->pflags & PARAM_FLAG_CONST) ||
-				prm->ptype != type)
-				continue;
-			*value = makeConst(type, -1, InvalidOid, get_typlen(type),
-							   prm->value, prm->isnull, get_typbyval(type));
+			*value = NULL;
+			if (prm != NULL && (prm->pflags & PARAM_FLAG_CONST) &&
+				prm->ptype == type)
+				*value = makeConst(type, -1, InvalidOid, get_typlen(type),
+								   prm->value, prm->isnull, get_typbyval(type));
 			return key;
 		}
 	}
@@ -130,12 +137,13 @@ find_key(Query *parse, const RxTableDist *dist, ParamListInfo boundParams,
 
 /*
  * The plan of a query that goes to its key's owner as SQL, or NULL when it
- * does not (planned as direct.c plans it).  Called with a query
- * rx_direct_candidate() accepted.
+ * does not (planned as direct.c plans it).  *generic_sql: the query's text
+ * when its key is known only at execution, else NULL.  Called with a
+ * query rx_direct_candidate() accepted.
  */
 PlannedStmt *
 rx_direct_sql_plan(Query *parse, int cursorOptions, ParamListInfo boundParams,
-				   int nmembers)
+				   int nmembers, char **generic_sql)
 {
 	RangeTblEntry *rte;
 	RxTableDist dist;
@@ -147,6 +155,7 @@ rx_direct_sql_plan(Query *parse, int cursorOptions, ParamListInfo boundParams,
 	ListCell   *lc;
 	bool		key_param;
 
+	*generic_sql = NULL;
 	if (!rx_direct_sql || rx_explaining() ||
 		(cursorOptions & CURSOR_OPT_SCROLL) ||
 		parse->commandType != CMD_SELECT || parse->utilityStmt != NULL ||
@@ -167,6 +176,11 @@ rx_direct_sql_plan(Query *parse, int cursorOptions, ParamListInfo boundParams,
 						  QTW_IGNORE_RANGE_TABLE))
 		return NULL;
 	key = find_key(parse, &dist, boundParams, &value);
+	if (key != NULL && value == NULL)
+	{
+		*generic_sql = rx_deparse_query(parse);
+		return NULL;
+	}
 	if (key == NULL ||
 		rx_member_of_key(rte->relid, value->consttype, value->constvalue,
 						 value->constisnull, nmembers) == rx_self_member_index())

@@ -842,13 +842,20 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 	if (rx_direct_candidate(parse))
 	{
 		/* a lookup another member answers: sent there as SQL */
-		stmt = rx_direct_sql_plan(parse, cursorOptions, boundParams, nmembers);
+		char	   *generic_sql;
+
+		stmt = rx_direct_sql_plan(parse, cursorOptions, boundParams, nmembers,
+								  &generic_sql);
 		if (stmt != NULL)
 			return stmt;
 		stmt = plan_locally(copyObject(parse), query_string, cursorOptions,
 							boundParams);
 		if (rx_direct_plan(stmt, nmembers))
+		{
+			if (generic_sql != NULL)
+				rx_direct_add_sql(stmt, generic_sql);
 			return scrollable(stmt, cursorOptions);
+		}
 	}
 
 	/*

@@ -113,12 +113,17 @@ run_seed('seed 5 through member 1, UPDATE, DELETE and INSERT ... SELECT (rolled 
 # reads of one table by its distribution key: one member answers them
 # (direct dispatch: a key of another member goes there as SQL, the owner
 # planning it; a key computed from a parameter, as a plan), through
-# every member, constants and parameters of custom plans, and a cursor
+# every member, constants, parameters of custom and generic plans, and a
+# cursor
 run_seed('seed 6 through member 2, lookups by key', 6, 150, 2, '', '--lookups');
 run_seed('seed 7 through member 1, lookups by key, parameters of custom plans', 7, 150, 1, '',
 	'--lookups', '--prepared');
 run_seed('seed 8 through member 0, lookups by key, read by a cursor 2 rows a fetch', 8, 100, 0, '',
 	'--lookups', '--fetch', 2);
+# generic plans: the owner chosen at execution; another member's gets the
+# query's text, this member's runs the local plan
+run_seed('seed 9 through member 2, lookups by key, parameters of generic plans', 9, 100, 2, '',
+	'--lookups', '--prepared', '--generic');
 
 # the shape the writes found: an IN over another distributed table whose
 # output column looked like the target's distribution column (same
