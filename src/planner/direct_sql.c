@@ -31,10 +31,11 @@
  *
  * Left to the planned path of direct.c, which handles them: a key this
  * member owns (it runs here at once), EXPLAIN (which shows the local plan
- * the owner runs and what it did), SCROLL cursors, subqueries, CTEs, joins, set operations,
- * row locks, what a plan sent to a member may not hold either (functions
- * that answer for the session running them, user-defined routines and
- * types: unshippable_walker()), tables with inheritance children.
+ * the owner runs and what it did), SCROLL cursors, subqueries, CTEs,
+ * joins, set operations, row locks, what a plan sent to a member may not
+ * hold either (functions that answer for the session running them,
+ * user-defined routines and types: unshippable_walker()), tables with
+ * inheritance children.
  *
  *-------------------------------------------------------------------------
  */
