@@ -23,8 +23,6 @@
 
 #include "access/xact.h"
 #include "miscadmin.h"
-#include "pgstat.h"
-#include "storage/latch.h"
 #include "storage/proc.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
@@ -122,151 +120,6 @@ rx_xconn_doom(XactConn *xc)
 	if (rx_doomed_member[0] == '\0')
 		strlcpy(rx_doomed_member, xc->name, sizeof(rx_doomed_member));
 	rx_xconn_forget(xc);
-}
-
-/* ---------------------------------------------------------------------
- * Non-throwing helpers for abort processing (interrupts are held there)
- * ---------------------------------------------------------------------
- */
-
-/* until a result can be read without waiting; false: timed out or lost */
-static bool
-cleanup_wait(PGconn *conn, TimestampTz deadline)
-{
-	while (PQisBusy(conn))
-	{
-		long		timeout = TimestampDifferenceMilliseconds(GetCurrentTimestamp(),
-															  deadline);
-		int			rc;
-
-		if (timeout <= 0)
-			return false;
-		rc = WaitLatchOrSocket(MyLatch,
-							   WL_LATCH_SET | WL_SOCKET_READABLE | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							   PQsocket(conn), timeout, PG_WAIT_EXTENSION);
-		if (rc & WL_LATCH_SET)
-			ResetLatch(MyLatch);
-		if ((rc & WL_SOCKET_READABLE) && !PQconsumeInput(conn))
-			return false;
-	}
-	return true;
-}
-
-bool
-rx_xconn_cleanup_drain(PGconn *conn, TimestampTz deadline, bool *ok)
-{
-	for (;;)
-	{
-		PGresult   *res;
-
-		if (!cleanup_wait(conn, deadline))
-			return false;
-		res = PQgetResult(conn);
-		if (res == NULL)
-			return true;
-		if (PQresultStatus(res) == PGRES_FATAL_ERROR)
-			*ok = false;
-		else if (PQresultStatus(res) == PGRES_COPY_IN ||
-				 PQresultStatus(res) == PGRES_COPY_OUT ||
-				 PQresultStatus(res) == PGRES_COPY_BOTH)
-		{
-			/*
-			 * A COPY the member still expects data for or still sends: it
-			 * cannot be ended cleanly from here, so the connection goes.
-			 */
-			PQclear(res);
-			return false;
-		}
-		PQclear(res);
-	}
-}
-
-/*
- * Commands sent in pipeline mode: libpq returns each one's results
- * followed by a NULL, and the pipeline's end as a PGRES_PIPELINE_SYNC.
- * After an error the rest of the pipeline is skipped (PIPELINE_ABORTED)
- * up to its end.  Reads to the end and leaves pipeline mode, so that the
- * connection takes ordinary commands again (a savepoint's rollback).
- */
-static bool
-pipeline_end(XactConn *xc, TimestampTz deadline)
-{
-	for (;;)
-	{
-		PGresult   *res;
-		bool		sync;
-
-		if (!cleanup_wait(xc->conn, deadline))
-			return false;
-		res = PQgetResult(xc->conn);
-		if (res == NULL)
-			continue;
-		sync = PQresultStatus(res) == PGRES_PIPELINE_SYNC;
-		PQclear(res);
-		if (sync)
-			break;
-	}
-	xc->prelude = 0;
-	rx_xconn_forget_inflight(xc);
-	return PQexitPipelineMode(xc->conn) == 1;
-}
-
-bool
-rx_xconn_cleanup_send(PGconn *conn, const char *sql, TimestampTz deadline)
-{
-	if (!PQsendQuery(conn, sql))
-		return false;
-	while (PQflush(conn) == 1)
-	{
-		if (GetCurrentTimestamp() >= deadline)
-			return false;
-		(void) WaitLatchOrSocket(MyLatch,
-								 WL_SOCKET_WRITEABLE | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-								 PQsocket(conn), 100, PG_WAIT_EXTENSION);
-	}
-	return true;
-}
-
-bool
-rx_xconn_cleanup_exec(PGconn *conn, const char *sql)
-{
-	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-													   CLEANUP_TIMEOUT_MS);
-	bool		ok = true;
-
-	return rx_xconn_cleanup_send(conn, sql, deadline) &&
-		rx_xconn_cleanup_drain(conn, deadline, &ok) && ok;
-}
-
-/* bring a connection whose command or COPY was interrupted back to idle */
-bool
-rx_xconn_quiesce(XactConn *xc)
-{
-	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-													   CLEANUP_TIMEOUT_MS);
-	bool		ok = true;
-
-	if (PQstatus(xc->conn) != CONNECTION_OK)
-		return false;
-	if (PQpipelineStatus(xc->conn) != PQ_PIPELINE_OFF)
-		return pipeline_end(xc, deadline);
-	if (OidIsValid(xc->copy_relid))
-	{
-		if (PQputCopyEnd(xc->conn, "rolled back by rdma_exchange") != 1)
-			return false;
-		xc->copy_relid = InvalidOid;
-	}
-	else if (PQtransactionStatus(xc->conn) == PQTRANS_ACTIVE)
-		rx_cancel(xc->conn);
-	while (PQflush(xc->conn) == 1)
-	{
-		if (GetCurrentTimestamp() >= deadline)
-			return false;
-		(void) WaitLatchOrSocket(MyLatch,
-								 WL_SOCKET_WRITEABLE | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-								 PQsocket(xc->conn), 100, PG_WAIT_EXTENSION);
-	}
-	return rx_xconn_cleanup_drain(xc->conn, deadline, &ok);
 }
 
 /* ---------------------------------------------------------------------
@@ -466,8 +319,9 @@ static void
 flush_finish(XactConn *xc)
 {
 	read_deferred(xc);
-	if (!pipeline_end(xc, TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-													  CLEANUP_TIMEOUT_MS)))
+	if (!rx_xconn_pipeline_end(xc,
+							   TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+														   CLEANUP_TIMEOUT_MS)))
 		rx_report_remote_error(ERROR, xc->conn, NULL, xc->name,
 							   "could not end a pipeline");
 }
@@ -995,8 +849,9 @@ rx_xact_get_result(PGconn *conn, const char *member_name)
 	/* the caller's command; after its last result, the pipeline's end */
 	res = rx_get_result(conn, member_name);
 	if (res == NULL &&
-		!pipeline_end(xc, TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-													  CLEANUP_TIMEOUT_MS)))
+		!rx_xconn_pipeline_end(xc,
+							   TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+														   CLEANUP_TIMEOUT_MS)))
 		rx_report_remote_error(ERROR, conn, NULL, member_name,
 							   "could not end a pipeline");
 	return res;

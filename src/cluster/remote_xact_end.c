@@ -6,7 +6,9 @@
  *	  (two_phase.c) with the read barriers of cluster_snapshot.c; at
  *	  abort, by rolling them back and closing the connections; at a
  *	  subtransaction's end, by releasing or rolling back the member's
- *	  savepoint.
+ *	  savepoint.  Also the helpers abort processing uses, which never
+ *	  throw and never wait past CLEANUP_TIMEOUT_MS (ending a pipeline is
+ *	  one of them).
  *
  *-------------------------------------------------------------------------
  */
@@ -14,6 +16,8 @@
 
 #include "access/xact.h"
 #include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/latch.h"
 #include "utils/timestamp.h"
 
 #include "cluster/cluster_snapshot.h"
@@ -23,6 +27,151 @@
 #include "cluster/remote_xact.h"
 #include "cluster/remote_xact_int.h"
 #include "cluster/two_phase.h"
+
+/* ---------------------------------------------------------------------
+ * Non-throwing helpers for abort processing (interrupts are held there)
+ * ---------------------------------------------------------------------
+ */
+
+/* until a result can be read without waiting; false: timed out or lost */
+static bool
+cleanup_wait(PGconn *conn, TimestampTz deadline)
+{
+	while (PQisBusy(conn))
+	{
+		long		timeout = TimestampDifferenceMilliseconds(GetCurrentTimestamp(),
+															  deadline);
+		int			rc;
+
+		if (timeout <= 0)
+			return false;
+		rc = WaitLatchOrSocket(MyLatch,
+							   WL_LATCH_SET | WL_SOCKET_READABLE | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							   PQsocket(conn), timeout, PG_WAIT_EXTENSION);
+		if (rc & WL_LATCH_SET)
+			ResetLatch(MyLatch);
+		if ((rc & WL_SOCKET_READABLE) && !PQconsumeInput(conn))
+			return false;
+	}
+	return true;
+}
+
+bool
+rx_xconn_cleanup_drain(PGconn *conn, TimestampTz deadline, bool *ok)
+{
+	for (;;)
+	{
+		PGresult   *res;
+
+		if (!cleanup_wait(conn, deadline))
+			return false;
+		res = PQgetResult(conn);
+		if (res == NULL)
+			return true;
+		if (PQresultStatus(res) == PGRES_FATAL_ERROR)
+			*ok = false;
+		else if (PQresultStatus(res) == PGRES_COPY_IN ||
+				 PQresultStatus(res) == PGRES_COPY_OUT ||
+				 PQresultStatus(res) == PGRES_COPY_BOTH)
+		{
+			/*
+			 * A COPY the member still expects data for or still sends: it
+			 * cannot be ended cleanly from here, so the connection goes.
+			 */
+			PQclear(res);
+			return false;
+		}
+		PQclear(res);
+	}
+}
+
+/*
+ * Commands sent in pipeline mode: libpq returns each one's results
+ * followed by a NULL, and the pipeline's end as a PGRES_PIPELINE_SYNC.
+ * After an error the rest of the pipeline is skipped (PIPELINE_ABORTED)
+ * up to its end.  Reads to the end and leaves pipeline mode, so that the
+ * connection takes ordinary commands again (a savepoint's rollback).
+ */
+bool
+rx_xconn_pipeline_end(XactConn *xc, TimestampTz deadline)
+{
+	for (;;)
+	{
+		PGresult   *res;
+		bool		sync;
+
+		if (!cleanup_wait(xc->conn, deadline))
+			return false;
+		res = PQgetResult(xc->conn);
+		if (res == NULL)
+			continue;
+		sync = PQresultStatus(res) == PGRES_PIPELINE_SYNC;
+		PQclear(res);
+		if (sync)
+			break;
+	}
+	xc->prelude = 0;
+	rx_xconn_forget_inflight(xc);
+	return PQexitPipelineMode(xc->conn) == 1;
+}
+
+bool
+rx_xconn_cleanup_send(PGconn *conn, const char *sql, TimestampTz deadline)
+{
+	if (!PQsendQuery(conn, sql))
+		return false;
+	while (PQflush(conn) == 1)
+	{
+		if (GetCurrentTimestamp() >= deadline)
+			return false;
+		(void) WaitLatchOrSocket(MyLatch,
+								 WL_SOCKET_WRITEABLE | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+								 PQsocket(conn), 100, PG_WAIT_EXTENSION);
+	}
+	return true;
+}
+
+bool
+rx_xconn_cleanup_exec(PGconn *conn, const char *sql)
+{
+	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													   CLEANUP_TIMEOUT_MS);
+	bool		ok = true;
+
+	return rx_xconn_cleanup_send(conn, sql, deadline) &&
+		rx_xconn_cleanup_drain(conn, deadline, &ok) && ok;
+}
+
+/* bring a connection whose command or COPY was interrupted back to idle */
+bool
+rx_xconn_quiesce(XactConn *xc)
+{
+	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													   CLEANUP_TIMEOUT_MS);
+	bool		ok = true;
+
+	if (PQstatus(xc->conn) != CONNECTION_OK)
+		return false;
+	if (PQpipelineStatus(xc->conn) != PQ_PIPELINE_OFF)
+		return rx_xconn_pipeline_end(xc, deadline);
+	if (OidIsValid(xc->copy_relid))
+	{
+		if (PQputCopyEnd(xc->conn, "rolled back by rdma_exchange") != 1)
+			return false;
+		xc->copy_relid = InvalidOid;
+	}
+	else if (PQtransactionStatus(xc->conn) == PQTRANS_ACTIVE)
+		rx_cancel(xc->conn);
+	while (PQflush(xc->conn) == 1)
+	{
+		if (GetCurrentTimestamp() >= deadline)
+			return false;
+		(void) WaitLatchOrSocket(MyLatch,
+								 WL_SOCKET_WRITEABLE | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+								 PQsocket(xc->conn), 100, PG_WAIT_EXTENSION);
+	}
+	return rx_xconn_cleanup_drain(xc->conn, deadline, &ok);
+}
 
 /* PREPARE TRANSACTION there, with a hint where prepared transactions are off */
 static void

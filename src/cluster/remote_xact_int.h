@@ -85,6 +85,7 @@ extern bool rx_xconn_cleanup_drain(PGconn *conn, TimestampTz deadline,
 								   bool *ok);
 extern bool rx_xconn_cleanup_exec(PGconn *conn, const char *sql);
 extern bool rx_xconn_quiesce(XactConn *xc);
+extern bool rx_xconn_pipeline_end(XactConn *xc, TimestampTz deadline);
 
 extern void rx_xconn_end_copy(XactConn *xc);
 

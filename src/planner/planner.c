@@ -28,16 +28,15 @@
  * (costs.c).
  *
  * Reference tables never get partial paths: PostgreSQL then only puts them
- * where each worker reads all of them, which is what a full local copy is.
+ * where each worker reads all of them, which is what a full local copy is
+ * (relstats.c, with the sizes of distributed tables scaled to the cluster).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "access/htup_details.h"
 #include "access/xact.h"
 #include "catalog/pg_aggregate.h"
-#include "catalog/pg_statistic.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "optimizer/cost.h"
@@ -46,16 +45,12 @@
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
-#include "optimizer/plancat.h"
 #include "optimizer/planmain.h"
 #include "optimizer/planner.h"
 #include "parser/parsetree.h"
 #include "postmaster/bgworker_internals.h"
-#include "utils/acl.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
-#include "utils/selfuncs.h"
-#include "utils/syscache.h"
 
 #include "rdma_exchange.h"
 #include "cluster/dispatch.h"
@@ -68,8 +63,6 @@
 #include "planner/planner.h"
 
 static planner_hook_type prev_planner_hook = NULL;
-static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
-static get_relation_stats_hook_type prev_get_relation_stats_hook = NULL;
 
 /* members of the cluster while planning a distributed query, else 0 */
 static int	planning_nmembers = 0;
@@ -84,6 +77,12 @@ int
 rx_planning_nmembers(void)
 {
 	return planning_nmembers;
+}
+
+int
+rx_planning_participants(void)
+{
+	return planning_participants;
 }
 
 /* whether node reads a hash-distributed table; context: an RTE passed over */
@@ -934,103 +933,11 @@ rx_planner(Query *parse, const char *query_string, int cursorOptions,
 	return scrollable(stmt, cursorOptions);
 }
 
-/*
- * Statistics of a distributed table describe one member's part: scale them
- * to the whole table, and give partial scans a worker per process the
- * members run them with (local_gather.c).
- * Reference tables get no partial paths at all.
- */
-static void
-rx_get_relation_info(PlannerInfo *root, Oid relid, bool inhparent,
-					 RelOptInfo *rel)
-{
-	if (prev_get_relation_info_hook)
-		prev_get_relation_info_hook(root, relid, inhparent, rel);
-
-	if (planning_nmembers > 0)
-	{
-		RxTableDist dist;
-		ListCell   *lc;
-
-		rx_table_distribution(relid, &dist);
-		if (dist.method == RX_DIST_REFERENCE)
-			rel->rel_parallel_workers = 0;
-		else if (dist.method == RX_DIST_HASH)
-		{
-			rel->rel_parallel_workers = planning_participants;
-			rel->pages *= planning_nmembers;
-			rel->tuples *= planning_nmembers;
-			foreach(lc, rel->indexlist)
-			{
-				IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
-
-				index->pages *= planning_nmembers;
-				index->tuples *= planning_nmembers;
-				/* index-only scans: the gathered fallback needs heap columns */
-				for (int i = 0; i < index->ncolumns; i++)
-					index->canreturn[i] = false;
-			}
-		}
-	}
-}
-
-/*
- * Column statistics of a distributed table are its part's, a sample of
- * the whole table hashed by the distribution column: frequencies, null
- * fractions and histograms hold for the whole table, and so does a
- * distinct count given as a fraction of the rows.  A distinct count of
- * the distribution column given as a number does not: each member sees
- * only the values it owns, so the table has about nmembers times as many.
- * (Other columns' values are spread over every member's part.)
- */
-static bool
-rx_get_relation_stats(PlannerInfo *root, RangeTblEntry *rte, AttrNumber attnum,
-					  VariableStatData *vardata)
-{
-	RxTableDist dist;
-	HeapTuple	tuple;
-	HeapTuple	copy;
-	Oid			userid;
-
-	if (prev_get_relation_stats_hook &&
-		prev_get_relation_stats_hook(root, rte, attnum, vardata))
-		return true;
-	if (planning_nmembers <= 1 || rte->rtekind != RTE_RELATION)
-		return false;
-	rx_table_distribution(rte->relid, &dist);
-	if (dist.method != RX_DIST_HASH || attnum != dist.distcol)
-		return false;
-	tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(rte->relid),
-							Int16GetDatum(attnum), BoolGetDatum(rte->inh));
-	if (!HeapTupleIsValid(tuple))
-		return false;
-	if (((Form_pg_statistic) GETSTRUCT(tuple))->stadistinct <= 0)
-	{
-		ReleaseSysCache(tuple);
-		return false;
-	}
-	copy = heap_copytuple(tuple);
-	ReleaseSysCache(tuple);
-	((Form_pg_statistic) GETSTRUCT(copy))->stadistinct *= planning_nmembers;
-	vardata->statsTuple = copy;
-	vardata->freefunc = heap_freetuple;
-
-	/* who may see the statistics' values, as examine_simple_variable says */
-	userid = OidIsValid(rte->checkAsUser) ? rte->checkAsUser : GetUserId();
-	vardata->acl_ok = rte->securityQuals == NIL &&
-		(pg_class_aclcheck(rte->relid, userid, ACL_SELECT) == ACLCHECK_OK ||
-		 pg_attribute_aclcheck(rte->relid, attnum, userid, ACL_SELECT) == ACLCHECK_OK);
-	return true;
-}
-
 void
 rx_planner_init(void)
 {
 	prev_planner_hook = planner_hook;
 	planner_hook = rx_planner;
-	prev_get_relation_info_hook = get_relation_info_hook;
-	get_relation_info_hook = rx_get_relation_info;
-	prev_get_relation_stats_hook = get_relation_stats_hook;
-	get_relation_stats_hook = rx_get_relation_stats;
+	rx_relstats_init();
 	rx_costs_init();
 }

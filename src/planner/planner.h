@@ -116,6 +116,11 @@ extern Sort *rx_make_sort(RxPlanContext *ctx, Plan *child, int nkeys,
 
 /* members while planning a distributed query, else 0 */
 extern int	rx_planning_nmembers(void);
+/* ... and the processes per partial scan then (members x participants) */
+extern int	rx_planning_participants(void);
+
+/* relstats.c: a distributed table's statistics scaled to the cluster */
+extern void rx_relstats_init(void);
 
 /* costs.c: the price of moving rows, charged to paths while planning */
 extern void rx_costs_init(void);
