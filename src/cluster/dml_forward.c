@@ -624,6 +624,7 @@ rx_forward_prepare(const char *sql, List *used, ParamListInfo params)
 {
 	RxForward  *fw;
 	ListCell   *lc;
+	int			transmission;
 
 	fw = palloc0(sizeof(RxForward));
 	fw->sql = sql;
@@ -636,10 +637,14 @@ rx_forward_prepare(const char *sql, List *used, ParamListInfo params)
 	 * The bound parameters the statement uses, as text, with their types
 	 * where those are the same everywhere (built in); the members infer the
 	 * others.  $n the statement does not use (PL/pgSQL numbers all its
-	 * variables) are declared as text and stay NULL.
+	 * variables) are declared as text and stay NULL.  In forms that lose
+	 * nothing and that every DateStyle and IntervalStyle reads alike (the
+	 * members read them with this session's): with extra_float_digits at 0
+	 * a float8 0.30000000000000004 went as 0.3.
 	 */
 	for (int i = 0; i < fw->nparams; i++)
 		fw->types[i] = TEXTOID;
+	transmission = rx_transmission_begin();
 	foreach(lc, used)
 	{
 		int			id = lfirst_int(lc);
@@ -660,6 +665,7 @@ rx_forward_prepare(const char *sql, List *used, ParamListInfo params)
 			fw->values[id - 1] = OidOutputFunctionCall(out, prm->value);
 		}
 	}
+	rx_transmission_end(transmission);
 	return fw;
 }
 

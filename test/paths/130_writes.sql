@@ -165,6 +165,21 @@ UPDATE w_orders SET note = 'kept ' || DATE '2024-03-02' WHERE k <= 30;
 SELECT k, note FROM w_orders WHERE k <= 30 ORDER BY k;
 ROLLBACK;
 
+-- case: raw_float_parameter_exact
+-- a bound float8 goes to the members in full, whatever extra_float_digits
+-- (at 0 it went as 0.3 for 0.30000000000000004, and matched nothing)
+BEGIN;
+SET LOCAL extra_float_digits = 0;
+PREPARE fu(float8) AS UPDATE w_orders SET note = 'hit' WHERE k * 0.1::float8 = $1;
+EXECUTE fu(3 * 0.1::float8);
+EXECUTE fu(7 * 0.1::float8);
+EXECUTE fu(17 * 0.1::float8);
+EXECUTE fu(19 * 0.1::float8);
+EXECUTE fu(29 * 0.1::float8);
+DEALLOCATE fu;
+SELECT k, note FROM w_orders WHERE note = 'hit' ORDER BY k;
+ROLLBACK;
+
 -- case: wjoin_update_from_colocated
 -- w_cust is distributed on c, w_orders on k: not co-located, but the
 -- target and the joined table joined on w_cust's distribution column
