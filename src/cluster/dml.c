@@ -433,7 +433,7 @@ forward_row(RouteState *rs, const RxMember *member, HeapTuple tuple,
 
 		rx_transmission_end(nest);
 		conn = rx_xact_send_params(member, rs->enc->insert_params, rs->enc->ncols,
-								   NULL, params, true, false);
+								   NULL, params, true, false, false);
 		while ((res = rx_xact_get_result(conn, member->name)) != NULL)
 		{
 			rx_raise_if_failed(conn, res, member->name,

@@ -54,7 +54,8 @@ typedef struct RxForward
 /*
  * The other members' RETURNING rows of such a statement (dml_returning.c):
  * rx_returning_begin: a store for rows of the statement's RETURNING list
- * (desc); rx_returning_add: the rows of a member's result, into it;
+ * (desc); rx_returning_binary: whether members send them in binary form;
+ * rx_returning_add: the rows of a member's result, into it;
  * rx_returning_dest: the query's DestReceiver, wrapped so that at its
  * shutdown the members after this one run their part and every member's
  * rows go to it; rx_returning_after: the rows those members changed.
@@ -76,6 +77,7 @@ extern uint64 rx_dml_forward_run(RxForward *forward, bool below_self,
 								 RxReturning *returning);
 
 extern RxReturning *rx_returning_begin(TupleDesc desc);
+extern bool rx_returning_binary(RxReturning *ret);
 extern void rx_returning_add(RxReturning *ret, PGresult *res);
 extern DestReceiver *rx_returning_dest(DestReceiver *inner, RxForward *forward,
 									   RxReturning *ret);

@@ -696,7 +696,8 @@ rx_dml_forward_run(RxForward *fw, bool below_self, RxReturning *returning)
 		 */
 		conn = rx_xact_send_params(&members[m], fw->sql, fw->nparams, fw->types,
 								   (const char *const *) fw->values,
-								   fw->nparams > 0 && returning == NULL, true);
+								   fw->nparams > 0 && returning == NULL, true,
+								   returning != NULL && rx_returning_binary(returning));
 		while ((res = rx_xact_get_result(conn, members[m].name)) != NULL)
 		{
 			PG_TRY();

@@ -519,7 +519,7 @@ insert_there(RoutedInsert *ri, const RxMember *member, TupleTableSlot *slot)
 		   sizeof(char *) * (ri->nparams - ri->enc->ncols));
 
 	conn = rx_xact_send_params(member, ri->sql, ri->nparams, ri->types,
-							   params, true, true);
+							   params, true, true, false);
 	while ((res = rx_xact_get_result(conn, member->name)) != NULL)
 	{
 		rx_raise_if_failed(conn, res, member->name, ri->context);

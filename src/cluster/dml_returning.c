@@ -8,9 +8,14 @@
  * this member's part, and as SQL on the other members, RETURNING list
  * included (its expressions are built-in ones, like the rest of such a
  * statement, and see this session's settings: remote_xact.c sends the
- * statement context ahead of it).  The members' rows come back as text,
- * read here in this session's text forms, which the members wrote them
- * in, and are kept in a tuplestore of the query's memory.
+ * statement context ahead of it).  The members' rows come back in
+ * binary form when every column's type is built in (the same type, and
+ * the same binary form, on every member): a text form would be written
+ * with this session's settings, and with extra_float_digits at 0 or below
+ * a float's loses digits (a PL/pgSQL RETURNING ... INTO would then see
+ * 0.6 for 0.6000000000000001).  Other types come back as text, read here
+ * in this session's text forms, which the members wrote them in.  The
+ * rows are kept in a tuplestore of the query's memory.
  *
  * The executor sends this member's rows to the query's DestReceiver while
  * it runs the plan, between the receiver's startup and shutdown: this
@@ -27,9 +32,11 @@
 #include "postgres.h"
 
 #include "access/tupdesc.h"
+#include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
+#include "libpq/pqformat.h"
 #include "utils/lsyscache.h"
 #include "utils/tuplestore.h"
 
@@ -40,9 +47,47 @@ struct RxReturning
 {
 	TupleDesc	desc;
 	RxTextRows *text;			/* the input functions of its columns */
+	FmgrInfo   *recv;			/* or, in binary form, their receive
+								 * functions (NULL: text) */
+	Oid		   *ioparams;
 	TupleTableSlot *slot;
 	Tuplestorestate *store;
 };
+
+/*
+ * Whether a value of type has the same binary form on every member: a
+ * built-in type, not a pseudo-type (an anonymous record), not an OID of
+ * the member's catalog (oid, regclass and the like: in text form the
+ * member writes a name, which this member reads as its own OID)
+ */
+static bool
+same_binary_everywhere(Oid type)
+{
+	Oid			elem = get_element_type(type);
+
+	if (OidIsValid(elem))
+		type = elem;
+	if (type >= FirstNormalObjectId || get_typtype(type) == TYPTYPE_PSEUDO)
+		return false;
+	switch (type)
+	{
+		case OIDOID:
+		case REGPROCOID:
+		case REGPROCEDUREOID:
+		case REGOPEROID:
+		case REGOPERATOROID:
+		case REGCLASSOID:
+		case REGCOLLATIONOID:
+		case REGTYPEOID:
+		case REGROLEOID:
+		case REGNAMESPACEOID:
+		case REGCONFIGOID:
+		case REGDICTIONARYOID:
+			return false;
+		default:
+			return true;
+	}
+}
 
 RxReturning *
 rx_returning_begin(TupleDesc desc)
@@ -53,7 +98,60 @@ rx_returning_begin(TupleDesc desc)
 	ret->text = rx_text_rows(desc);
 	ret->slot = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
 	ret->store = tuplestore_begin_heap(false, false, work_mem);
+
+	ret->recv = palloc(sizeof(FmgrInfo) * Max(desc->natts, 1));
+	ret->ioparams = palloc(sizeof(Oid) * Max(desc->natts, 1));
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Oid			type = TupleDescAttr(desc, i)->atttypid;
+		Oid			func;
+
+		if (!same_binary_everywhere(type))
+		{
+			ret->recv = NULL;
+			break;
+		}
+		getTypeBinaryInputInfo(type, &func, &ret->ioparams[i]);
+		fmgr_info(func, &ret->recv[i]);
+	}
 	return ret;
+}
+
+bool
+rx_returning_binary(RxReturning *ret)
+{
+	return ret->recv != NULL;
+}
+
+/* a member's row in binary form into ret's slot */
+static TupleTableSlot *
+binary_row(RxReturning *ret, PGresult *res, int r)
+{
+	TupleTableSlot *slot = ret->slot;
+
+	ExecClearTuple(slot);
+	for (int i = 0; i < ret->desc->natts; i++)
+	{
+		StringInfoData buf;
+		StringInfo	value = NULL;
+
+		slot->tts_isnull[i] = PQgetisnull(res, r, i);
+		if (!slot->tts_isnull[i])
+		{
+			/* the receive functions want a StringInfo they may read to its end */
+			initStringInfo(&buf);
+			appendBinaryStringInfo(&buf, PQgetvalue(res, r, i), PQgetlength(res, r, i));
+			value = &buf;
+		}
+		slot->tts_values[i] = ReceiveFunctionCall(&ret->recv[i], value, ret->ioparams[i],
+												  TupleDescAttr(ret->desc, i)->atttypmod);
+		if (value != NULL && buf.cursor != buf.len)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+					 errmsg("a member returned a value of RETURNING column %d in a binary form of another type",
+							i + 1)));
+	}
+	return ExecStoreVirtualTuple(slot);
 }
 
 /* the rows of a member's result */
@@ -65,7 +163,10 @@ rx_returning_add(RxReturning *ret, PGresult *res)
 			 PQnfields(res), ret->desc->natts);
 	for (int r = 0; r < PQntuples(res); r++)
 		tuplestore_puttupleslot(ret->store,
-								rx_text_row_store(ret->text, res, r, 0, ret->slot));
+								ret->recv != NULL && PQnfields(res) > 0 &&
+								PQfformat(res, 0) == 1
+								? binary_row(ret, res, r)
+								: rx_text_row_store(ret->text, res, r, 0, ret->slot));
 }
 
 typedef struct ReturningDest

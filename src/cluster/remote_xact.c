@@ -745,7 +745,7 @@ rx_xact_flush(const RxMember *member)
 PGconn *
 rx_xact_send_params(const RxMember *member, const char *sql, int nparams,
 					const Oid *types, const char *const *values, bool prepare,
-					bool in_context)
+					bool in_context, bool binary)
 {
 	List	   *prelude = NIL;
 	XactConn   *xc = get_xconn(member, NULL, true, &prelude);
@@ -796,9 +796,11 @@ rx_xact_send_params(const RxMember *member, const char *sql, int nparams,
 		xc->prelude = list_length(prelude) + (xc->preparing != NULL ? 1 : 0);
 	}
 	if (prepare)
-		ok = ok && PQsendQueryPrepared(xc->conn, name, nparams, values, NULL, NULL, 0);
+		ok = ok && PQsendQueryPrepared(xc->conn, name, nparams, values, NULL, NULL,
+									   binary ? 1 : 0);
 	else
-		ok = ok && PQsendQueryParams(xc->conn, sql, nparams, types, values, NULL, NULL, 0);
+		ok = ok && PQsendQueryParams(xc->conn, sql, nparams, types, values, NULL, NULL,
+									 binary ? 1 : 0);
 	if (PQpipelineStatus(xc->conn) != PQ_PIPELINE_OFF)
 		ok = ok && PQpipelineSync(xc->conn);
 	if (!ok)

@@ -93,12 +93,13 @@ extern void rx_xact_flush(const RxMember *member);
  * the member's session the first time and executed by name after that.
  * in_context: the statement's expressions run there (a forwarded UPDATE),
  * so this session's statement context goes ahead of it (settings.c).
+ * binary: its rows come back in binary form.
  * Read the results with rx_xact_get_result() until it returns NULL.
  */
 extern PGconn *rx_xact_send_params(const RxMember *member, const char *sql,
 								   int nparams, const Oid *types,
 								   const char *const *values, bool prepare,
-								   bool in_context);
+								   bool in_context, bool binary);
 extern PGresult *rx_xact_get_result(PGconn *conn, const char *member_name);
 
 /*

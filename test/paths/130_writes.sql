@@ -180,6 +180,27 @@ DEALLOCATE fu;
 SELECT k, note FROM w_orders WHERE note = 'hit' ORDER BY k;
 ROLLBACK;
 
+-- case: raw_returning_float_exact
+-- RETURNING rows from other members keep every digit of a float,
+-- whatever extra_float_digits (at 0 a PL/pgSQL variable got 0.6 for
+-- 0.6000000000000001 from a member that wrote it as text)
+BEGIN;
+SET LOCAL extra_float_digits = 0;
+DO $$
+DECLARE
+  x float8;
+  exact int := 0;
+BEGIN
+  FOR key IN 1..30 LOOP
+    UPDATE w_orders SET v = v WHERE k = key RETURNING k * 0.1::float8 INTO x;
+    IF x = key * 0.1::float8 THEN
+      exact := exact + 1;
+    END IF;
+  END LOOP;
+  RAISE NOTICE 'exact: % of 30', exact;
+END $$;
+ROLLBACK;
+
 -- case: wjoin_update_from_colocated
 -- w_cust is distributed on c, w_orders on k: not co-located, but the
 -- target and the joined table joined on w_cust's distribution column
