@@ -36,12 +36,12 @@
 #include "executor/executor.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
-#include "libpq/pqformat.h"
 #include "utils/lsyscache.h"
 #include "utils/tuplestore.h"
 
 #include "cluster/dml.h"
 #include "cluster/remote.h"
+#include "planner/planner.h"
 
 struct RxReturning
 {
@@ -67,26 +67,8 @@ same_binary_everywhere(Oid type)
 
 	if (OidIsValid(elem))
 		type = elem;
-	if (type >= FirstNormalObjectId || get_typtype(type) == TYPTYPE_PSEUDO)
-		return false;
-	switch (type)
-	{
-		case OIDOID:
-		case REGPROCOID:
-		case REGPROCEDUREOID:
-		case REGOPEROID:
-		case REGOPERATOROID:
-		case REGCLASSOID:
-		case REGCOLLATIONOID:
-		case REGTYPEOID:
-		case REGROLEOID:
-		case REGNAMESPACEOID:
-		case REGCONFIGOID:
-		case REGDICTIONARYOID:
-			return false;
-		default:
-			return true;
-	}
+	return type < FirstNormalObjectId && get_typtype(type) != TYPTYPE_PSEUDO &&
+		type != OIDOID && !rx_type_names_catalog_entry(type);
 }
 
 RxReturning *
