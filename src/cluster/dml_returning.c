@@ -120,9 +120,14 @@ binary_row(RxReturning *ret, PGresult *res, int r)
 		slot->tts_isnull[i] = PQgetisnull(res, r, i);
 		if (!slot->tts_isnull[i])
 		{
-			/* the receive functions want a StringInfo they may read to its end */
-			initStringInfo(&buf);
-			appendBinaryStringInfo(&buf, PQgetvalue(res, r, i), PQgetlength(res, r, i));
+			/*
+			 * read in place, as record_recv() reads a field: libpq ends
+			 * every value with a '\0', which receive functions may expect
+			 */
+			buf.data = PQgetvalue(res, r, i);
+			buf.len = PQgetlength(res, r, i);
+			buf.maxlen = buf.len + 1;
+			buf.cursor = 0;
 			value = &buf;
 		}
 		slot->tts_values[i] = ReceiveFunctionCall(&ret->recv[i], value, ret->ioparams[i],
